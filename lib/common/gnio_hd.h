@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Portability macros for code that is compiled both by the host C compiler
+ * and by nvcc. Headers included from device code must include only this
+ * file, libc's fixed-width types and other "pure" gnio headers: never a DPDK
+ * header (DPDK's compile flags must not reach nvcc).
+ */
+#ifndef GNIO_HD_H
+#define GNIO_HD_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __CUDACC__
+/** Function compiled for both the CPU and the GPU. */
+#define GNIO_HD __host__ __device__ __forceinline__
+#else
+#define GNIO_HD __attribute__((always_inline))
+#endif
+
+/** Byte-swap of a 16-bit value, on either side. */
+GNIO_HD static inline uint16_t
+gnio_bswap16(uint16_t v)
+{
+	return (uint16_t)((v << 8) | (v >> 8));
+}
+
+/** Byte-swap of a 32-bit value, on either side. */
+GNIO_HD static inline uint32_t
+gnio_bswap32(uint32_t v)
+{
+	return ((v & 0xffu) << 24) | ((v & 0xff00u) << 8) | ((v >> 8) & 0xff00u) | (v >> 24);
+}
+
+#endif /* GNIO_HD_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file mac: rewrite the Ethernet addresses for the TX port (testpmd "mac"):
+ * destination = the TX port's --eth-peer, source = the TX port's MAC.
+ */
+#ifndef GNIO_ENG_MAC_H
+#define GNIO_ENG_MAC_H
+
+#include "gnio_eng_ctx.h"
+#include "gnio_pkt.h"
+#include "gnio_verdict.h"
+
+GNIO_HD static inline uint16_t
+gnio_eng_mac(const struct gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint16_t rx_port)
+{
+	uint16_t tx = ctx->fwd_port[rx_port];
+
+	if (len < GNIO_ETH_HLEN)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	gnio_copy_bytes(pkt, ctx->peer_mac[tx], 6);
+	gnio_copy_bytes(pkt + 6, ctx->port_mac[tx], 6);
+	return tx;
+}
+
+#endif

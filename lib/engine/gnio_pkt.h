@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Packet header helpers for engines. Pure header (host and device).
+ *
+ * Packets are plain byte arrays of known length; every access is bounds
+ * checked by the caller through gnio_pkt_l3(). Multi-byte fields are read and
+ * written byte by byte (packet data is only 2-byte aligned past the Ethernet
+ * header, and the GPU faults on misaligned wide accesses).
+ */
+#ifndef GNIO_PKT_H
+#define GNIO_PKT_H
+
+#include "gnio_hd.h"
+
+#define GNIO_ETH_HLEN 14u
+#define GNIO_ETH_VLAN 0x8100u
+#define GNIO_ETH_QINQ 0x88a8u
+#define GNIO_ETH_IPV4 0x0800u
+#define GNIO_ETH_IPV6 0x86ddu
+#define GNIO_ETH_ARP 0x0806u
+#define GNIO_IPPROTO_ICMP 1u
+#define GNIO_IPPROTO_TCP 6u
+#define GNIO_IPPROTO_UDP 17u
+
+/** Big-endian 16-bit load. */
+GNIO_HD static inline uint16_t
+gnio_ld_be16(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+/** Big-endian 16-bit store. */
+GNIO_HD static inline void
+gnio_st_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/** Swap @p n bytes between @p a and @p b (regions must not overlap). */
+GNIO_HD static inline void
+gnio_swap_bytes(uint8_t *a, uint8_t *b, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t t = a[i];
+
+		a[i] = b[i];
+		b[i] = t;
+	}
+}
+
+/** Copy @p n bytes. */
+GNIO_HD static inline void
+gnio_copy_bytes(uint8_t *dst, const uint8_t *src, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/**
+ * Swap destination and source MAC addresses. Uses one 16-byte load and store
+ * when the packet is 16-byte aligned and long enough (the usual mbuf layout),
+ * byte accesses otherwise. @p len must be >= 14.
+ */
+GNIO_HD static inline void
+gnio_eth_swap_macs(uint8_t *pkt, uint32_t len)
+{
+	if (((uintptr_t)pkt & 15u) == 0 && len >= 16) {
+		union {
+			uint64_t w[2];
+			uint8_t b[16];
+		} u;
+		uint64_t *w = (uint64_t *)(void *)pkt;
+
+		u.w[0] = w[0];
+		u.w[1] = w[1];
+		for (unsigned int i = 0; i < 6; i++) {
+			uint8_t t = u.b[i];
+
+			u.b[i] = u.b[6 + i];
+			u.b[6 + i] = t;
+		}
+		w[0] = u.w[0];
+		w[1] = u.w[1];
+		return;
+	}
+	gnio_swap_bytes(pkt, pkt + 6, 6);
+}
+
+/**
+ * Offset of the L3 header past up to two VLAN/QinQ tags.
+ * @param ethertype set to the ethertype after the tags.
+ * @return offset, or 0 when the packet is shorter than its L2 headers.
+ */
+GNIO_HD static inline uint32_t
+gnio_pkt_l3(const uint8_t *pkt, uint32_t len, uint16_t *ethertype)
+{
+	uint32_t off = GNIO_ETH_HLEN;
+	uint16_t et;
+
+	if (len < GNIO_ETH_HLEN)
+		return 0;
+	et = gnio_ld_be16(pkt + 12);
+	for (int tags = 0; tags < 2 && (et == GNIO_ETH_VLAN || et == GNIO_ETH_QINQ); tags++) {
+		if (len < off + 4)
+			return 0;
+		et = gnio_ld_be16(pkt + off + 2);
+		off += 4;
+	}
+	*ethertype = et;
+	return off;
+}
+
+/**
+ * Validate an IPv4 header at @p off: version 4, IHL >= 5, header inside the
+ * packet, total length >= IHL and not beyond the packet.
+ * @return IHL in bytes, or 0 when malformed.
+ */
+GNIO_HD static inline uint32_t
+gnio_ipv4_hlen(const uint8_t *pkt, uint32_t len, uint32_t off)
+{
+	uint32_t ihl, tot;
+
+	if (len < off + 20)
+		return 0;
+	if ((pkt[off] >> 4) != 4)
+		return 0;
+	ihl = (pkt[off] & 0xfu) * 4u;
+	tot = gnio_ld_be16(pkt + off + 2);
+	if (ihl < 20 || len < off + ihl || tot < ihl || off + tot > len)
+		return 0;
+	return ihl;
+}
+
+/** True when an IPv4 header describes a non-first fragment. */
+GNIO_HD static inline int
+gnio_ipv4_is_later_fragment(const uint8_t *ip)
+{
+	return (gnio_ld_be16(ip + 6) & 0x1fffu) != 0;
+}
+
+/** Internet checksum of @p n bytes (n even), folded, not complemented. */
+GNIO_HD static inline uint16_t
+gnio_csum_fold(const uint8_t *p, uint32_t n, uint32_t sum)
+{
+	for (uint32_t i = 0; i + 1 < n; i += 2)
+		sum += gnio_ld_be16(p + i);
+	while (sum >> 16)
+		sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/** RFC 1624 incremental update of a checksum when a 16-bit word changes. */
+GNIO_HD static inline uint16_t
+gnio_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word)
+{
+	uint32_t sum = (uint16_t)~csum;
+
+	sum += (uint16_t)~old_word;
+	sum += new_word;
+	while (sum >> 16)
+		sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+#endif /* GNIO_PKT_H */

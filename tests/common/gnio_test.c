@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include "gnio_test.h"
+
+int gnio_test_failures;
+
+int
+gnio_test_have_hugepages(void)
+{
+	const char *env = getenv("GNIO_NO_HUGE");
+	unsigned long free_pages = 0;
+	char line[256];
+	int mounted = 0;
+	FILE *f;
+
+	if (env != NULL && strcmp(env, "0") != 0)
+		return 0;
+	f = fopen("/proc/meminfo", "r");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "HugePages_Free: %lu", &free_pages) == 1)
+			break;
+	fclose(f);
+	f = setmntent("/proc/mounts", "r");
+	if (f != NULL) {
+		struct mntent *m;
+
+		while ((m = getmntent(f)) != NULL)
+			if (strcmp(m->mnt_type, "hugetlbfs") == 0)
+				mounted = 1;
+		endmntent(f);
+	}
+	/* Each test takes at most 256 MiB: ask for that much headroom. */
+	return mounted && free_pages >= 128;
+}
+
+void
+gnio_test_eal_init(const char *prog, const char *lcores, int nb_extra, const char *const *extra)
+{
+	char *argv[64];
+	int argc = 0;
+
+	argv[argc++] = (char *)prog;
+	argv[argc++] = (char *)"-l";
+	argv[argc++] = (char *)lcores;
+	argv[argc++] = (char *)"--log-level=lib.eal:error";
+	argv[argc++] = (char *)"--no-telemetry";
+	if (gnio_test_have_hugepages()) {
+		argv[argc++] = (char *)"--in-memory";
+		argv[argc++] = (char *)"-m";
+		argv[argc++] = (char *)"256";
+	} else {
+		argv[argc++] = (char *)"--no-huge";
+		argv[argc++] = (char *)"-m";
+		argv[argc++] = (char *)"512";
+		argv[argc++] = (char *)"--no-shconf";
+	}
+	for (int i = 0; i < nb_extra && argc < 63; i++)
+		argv[argc++] = (char *)extra[i];
+	argv[argc] = NULL;
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "FAIL: EAL init: %s\n", rte_strerror(rte_errno));
+		exit(1);
+	}
+}
+
+int
+gnio_test_finish(const char *name)
+{
+	rte_eal_cleanup();
+	if (gnio_test_failures != 0) {
+		printf("%s: %d check(s) failed\n", name, gnio_test_failures);
+		return 1;
+	}
+	printf("%s: all checks passed\n", name);
+	return 0;
+}
