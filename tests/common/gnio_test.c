@@ -53,6 +53,7 @@ gnio_test_eal_init(const char *prog, const char *lcores, int nb_extra, const cha
 	argv[argc++] = (char *)lcores;
 	argv[argc++] = (char *)"--log-level=lib.eal:error";
 	argv[argc++] = (char *)"--no-telemetry";
+	argv[argc++] = (char *)"--no-pci";
 	if (gnio_test_have_hugepages()) {
 		argv[argc++] = (char *)"--in-memory";
 		argv[argc++] = (char *)"-m";

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* gnio-testpmd interactive prompt, on DPDK's cmdline library. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cmdline.h>
+#include <cmdline_parse.h>
+#include <cmdline_parse_string.h>
+#include <cmdline_rdline.h>
+#include <cmdline_socket.h>
+#include <rte_common.h>
+#include <rte_errno.h>
+
+#include "testpmd.h"
+
+static struct gnio_pipeline *cli_p;
+
+struct cli_words {
+	cmdline_fixed_string_t w0;
+	cmdline_fixed_string_t w1;
+	cmdline_fixed_string_t w2;
+	cmdline_fixed_string_t w3;
+};
+
+static void
+cli_start(void *res, struct cmdline *cl, void *data)
+{
+	int ret = gnio_pipeline_start(cli_p);
+
+	RTE_SET_USED(res);
+	RTE_SET_USED(data);
+	if (ret == -EALREADY)
+		cmdline_printf(cl, "Packet forwarding already started\n");
+	else if (ret != 0)
+		cmdline_printf(cl, "cannot start: %s %s\n", rte_strerror(-ret),
+				gnio_pipeline_error(cli_p));
+}
+
+static void
+cli_stop(void *res, struct cmdline *cl, void *data)
+{
+	int ret = gnio_pipeline_stop(cli_p);
+
+	RTE_SET_USED(res);
+	RTE_SET_USED(data);
+	if (ret == -EALREADY) {
+		cmdline_printf(cl, "Packet forwarding not started\n");
+		return;
+	}
+	if (ret != 0)
+		cmdline_printf(cl, "consumer error: %s\n", gnio_pipeline_error(cli_p));
+	app_show_fwd_stats(cli_p);
+}
+
+static void
+cli_quit(void *res, struct cmdline *cl, void *data)
+{
+	RTE_SET_USED(res);
+	RTE_SET_USED(data);
+	cmdline_quit(cl);
+}
+
+static void
+cli_show(void *res, struct cmdline *cl, void *data)
+{
+	struct cli_words *w = res;
+
+	RTE_SET_USED(cl);
+	RTE_SET_USED(data);
+	if (strcmp(w->w1, "port") == 0)
+		app_show_port_stats(cli_p);
+	else
+		app_show_fwd_stats(cli_p);
+}
+
+static void
+cli_set_fwd(void *res, struct cmdline *cl, void *data)
+{
+	struct cli_words *w = res;
+	const struct gnio_engine *e = gnio_engine_find(w->w2);
+	int ret;
+
+	RTE_SET_USED(data);
+	if (e == NULL) {
+		cmdline_printf(cl, "unknown forwarding mode %s (have: %s)\n", w->w2,
+				gnio_engine_names());
+		return;
+	}
+	ret = gnio_pipeline_set_engine(cli_p, e);
+	if (ret == -EBUSY)
+		cmdline_printf(cl, "Please stop forwarding first\n");
+	else if (ret != 0)
+		cmdline_printf(cl, "cannot set %s: %s\n", e->name, rte_strerror(-ret));
+	else
+		cmdline_printf(cl, "Set %s packet forwarding mode\n", e->name);
+}
+
+#define CLI_WORD(field, words) \
+	TOKEN_STRING_INITIALIZER(struct cli_words, field, words)
+
+static cmdline_parse_token_string_t t_start = CLI_WORD(w0, "start");
+static cmdline_parse_token_string_t t_stop = CLI_WORD(w0, "stop");
+static cmdline_parse_token_string_t t_quit = CLI_WORD(w0, "quit");
+static cmdline_parse_token_string_t t_show = CLI_WORD(w0, "show");
+static cmdline_parse_token_string_t t_portfwd = CLI_WORD(w1, "port#fwd");
+static cmdline_parse_token_string_t t_stats = CLI_WORD(w2, "stats");
+static cmdline_parse_token_string_t t_all = CLI_WORD(w3, "all");
+static cmdline_parse_token_string_t t_set = CLI_WORD(w0, "set");
+static cmdline_parse_token_string_t t_fwd = CLI_WORD(w1, "fwd");
+static cmdline_parse_token_string_t t_mode = CLI_WORD(w2, NULL);
+
+static cmdline_parse_inst_t c_start = {
+	.f = cli_start, .help_str = "start: start forwarding",
+	.tokens = { (void *)&t_start, NULL },
+};
+static cmdline_parse_inst_t c_stop = {
+	.f = cli_stop, .help_str = "stop: stop forwarding (drains) and show statistics",
+	.tokens = { (void *)&t_stop, NULL },
+};
+static cmdline_parse_inst_t c_quit = {
+	.f = cli_quit, .help_str = "quit: stop and exit",
+	.tokens = { (void *)&t_quit, NULL },
+};
+static cmdline_parse_inst_t c_show = {
+	.f = cli_show, .help_str = "show port|fwd stats all",
+	.tokens = { (void *)&t_show, (void *)&t_portfwd, (void *)&t_stats, (void *)&t_all, NULL },
+};
+static cmdline_parse_inst_t c_set_fwd = {
+	.f = cli_set_fwd, .help_str = "set fwd <mode>: change the forwarding mode (stopped)",
+	.tokens = { (void *)&t_set, (void *)&t_fwd, (void *)&t_mode, NULL },
+};
+
+static cmdline_parse_ctx_t cli_ctx[] = {
+	(cmdline_parse_inst_t *)&c_start,
+	(cmdline_parse_inst_t *)&c_stop,
+	(cmdline_parse_inst_t *)&c_quit,
+	(cmdline_parse_inst_t *)&c_show,
+	(cmdline_parse_inst_t *)&c_set_fwd,
+	NULL,
+};
+
+void
+app_prompt(struct gnio_pipeline *p)
+{
+	struct cmdline *cl;
+
+	cli_p = p;
+	cl = cmdline_stdin_new(cli_ctx, "gnio> ");
+	if (cl == NULL)
+		app_fail("cannot start the prompt");
+	cmdline_interact(cl);
+	cmdline_stdin_exit(cl);
+}

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-testpmd: testpmd's forwarding modes with the packets going through a
+ * burst queue to a consumer (host worker or GPU kernel) and back.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_gpudev.h>
+#include <rte_pdump.h>
+
+#include "gnio_consumer.h"
+#include "testpmd.h"
+
+volatile int app_quit;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	app_quit = 1;
+}
+
+static int16_t
+gpu_by_name(const char *name)
+{
+	struct rte_gpu_info info;
+	int16_t id;
+
+	RTE_GPU_FOREACH(id) {
+		if (rte_gpu_info_get(id, &info) == 0 && strcmp(info.name, name) == 0)
+			return id;
+	}
+	return -1;
+}
+
+static int16_t
+gpu_host(void)
+{
+	int16_t id = gpu_by_name("gnio_host0");
+
+	if (id < 0 && rte_vdev_init("gnio_host0", NULL) == 0)
+		id = gpu_by_name("gnio_host0");
+	if (id < 0)
+		app_fail("--gpu: cannot create the host GPU device gnio_host0");
+	return id;
+}
+
+/* auto: a gpudev device the EAL already has (a real GPU first), else a CUDA GPU, else the host. */
+static int16_t
+gpu_choose(const char *want, bool *is_cuda)
+{
+	struct rte_gpu_info info;
+	int16_t id, host = -1;
+
+	*is_cuda = false;
+	if (strcmp(want, "host") == 0)
+		return gpu_host();
+	if (strcmp(want, "auto") != 0) {
+		id = gpu_by_name(want);
+		if (id < 0)
+			app_fail("--gpu=%s: no such GPU (auto, host, or a gpudev device name)", want);
+		rte_gpu_info_get(id, &info);
+		*is_cuda = strncmp(info.name, "gnio_cuda", 9) == 0;
+		return id;
+	}
+	RTE_GPU_FOREACH(id) {
+		if (rte_gpu_info_get(id, &info) != 0 || info.parent != RTE_GPU_ID_NONE)
+			continue;
+		if (strncmp(info.name, "gnio_host", 9) == 0) {
+			host = host < 0 ? id : host;
+			continue;
+		}
+		*is_cuda = strncmp(info.name, "gnio_cuda", 9) == 0;
+		return id;
+	}
+	if (rte_vdev_init("gnio_cuda", NULL) == 0) {
+		RTE_GPU_FOREACH(id) {
+			if (rte_gpu_info_get(id, &info) == 0 && strncmp(info.name, "gnio_cuda", 9) == 0) {
+				*is_cuda = true;
+				return id;
+			}
+		}
+	}
+	return host >= 0 ? host : gpu_host();
+}
+
+/* Split argv at "--": EAL arguments before, the app's after. */
+static int
+split_args(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return i;
+	return -1;
+}
+
+static char **
+demo_args(int *argc, char *prog)
+{
+	static char *args[32];
+	const char *nohuge = getenv("GNIO_NO_HUGE");
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = 0;
+
+	args[n++] = prog;
+	args[n++] = (char *)"-l";
+	args[n++] = (char *)(ncpu >= 4 ? "0-3" : "0-1");
+	args[n++] = (char *)"--vdev=net_null0";
+	args[n++] = (char *)"--vdev=net_null1";
+	args[n++] = (char *)"--file-prefix=gnio-demo";
+	args[n++] = (char *)"--no-pci";
+	args[n++] = (char *)"--log-level=lib.eal:warning";
+	if (nohuge != NULL && strcmp(nohuge, "0") != 0) {
+		args[n++] = (char *)"--no-huge";
+		args[n++] = (char *)"-m";
+		args[n++] = (char *)"1024";
+	}
+	*argc = n;
+	return args;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct app_opts o;
+	struct gnio_pipeline *p;
+	const struct gnio_consumer_ops *cops;
+	char err[256];
+	int sep = split_args(argc, argv);
+	int eal_argc = sep < 0 ? argc : sep;
+	char **eal_argv = argv;
+	uint64_t t_start, t_stats, t_end;
+	uint16_t port;
+	bool is_cuda, ok;
+	int ret, status = 0;
+
+	/* The app's options first: a bad value exits 2 before the EAL starts. */
+	if (sep >= 0) {
+		argv[sep] = argv[0];
+		app_parse(argc - sep, argv + sep, &o);
+	} else {
+		app_parse(1, argv, &o);
+	}
+	if (o.demo) {
+		eal_argv = demo_args(&eal_argc, argv[0]);
+		o.forward_mode = "macswap";
+		o.conf.engine = gnio_engine_find("macswap");
+		if (o.stats_period == 0)
+			o.stats_period = 1;
+		o.auto_start = true;
+	}
+	ret = rte_eal_init(eal_argc, eal_argv);
+	if (ret < 0)
+		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
+	if (rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() != 0)
+		printf(APP ": dpdk-dumpcap will not work: rte_pdump_init: %s\n",
+				rte_strerror(rte_errno));
+
+	RTE_ETH_FOREACH_DEV(port) {
+		if (port < 64 && (o.portmask >> port & 1) && o.conf.nb_ports < GNIO_MAX_PORTS)
+			o.conf.ports[o.conf.nb_ports++] = port;
+	}
+	if (o.portmask != UINT64_MAX) {
+		for (unsigned int b = 0; b < 64; b++)
+			if ((o.portmask >> b & 1) && !rte_eth_dev_is_valid_port((uint16_t)b))
+				app_fail("--portmask=%" PRIx64 ": port %u does not exist (%u ports)",
+						o.portmask, b, rte_eth_dev_count_avail());
+	}
+	if (o.conf.nb_ports == 0)
+		app_fail("no ports: give the EAL devices (--vdev=net_null0, -a PCI)");
+
+	o.conf.gpu_id = gpu_choose(o.gpu, &is_cuda);
+	if (o.consumer == NULL)
+		o.consumer = is_cuda && gnio_consumer_find("cuda") != NULL ? "cuda" : "host";
+	o.conf.consumer = o.consumer;
+	cops = gnio_consumer_find(o.consumer);
+	if (!o.mem_set)
+		o.conf.mem = cops->step == NULL ? GNIO_MEM_PINNED : GNIO_MEM_HOST;
+
+	p = gnio_pipeline_create(&o.conf, err, sizeof(err));
+	if (p == NULL) {
+		fprintf(stderr, APP ": %s\n", err);
+		rte_eal_cleanup();
+		return 2;
+	}
+	{
+		struct rte_gpu_info gi;
+
+		rte_gpu_info_get(o.conf.gpu_id, &gi);
+		printf(APP ": forward-mode %s, consumer %s, GPU %s (NUMA %d), mem %s, burst %u, "
+				"ring %u items, %u RX lcore(s)\n", o.forward_mode, o.consumer,
+				gi.name, gi.numa_node, gnio_mem_mode_name(o.conf.mem), o.conf.burst,
+				o.conf.ring_items, o.conf.nb_cores);
+	}
+	for (uint16_t i = 0; i < o.conf.nb_ports; i++)
+		printf(APP ": %s\n", gnio_pipeline_datapath(p, i));
+	for (unsigned int i = 0; i < gnio_pipeline_nb_notes(p); i++)
+		printf(APP ": warning: %s\n", gnio_pipeline_note(p, i));
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	t_start = rte_get_timer_cycles();
+	if (o.interactive) {
+		if (o.auto_start && gnio_pipeline_start(p) != 0)
+			app_fail("cannot start forwarding");
+		app_prompt(p);
+	} else {
+		ret = gnio_pipeline_start(p);
+		if (ret != 0) {
+			fprintf(stderr, APP ": cannot start forwarding: %s %s\n", rte_strerror(-ret),
+					gnio_pipeline_error(p));
+			gnio_pipeline_destroy(p);
+			rte_eal_cleanup();
+			return 1;
+		}
+		printf(APP ": forwarding; Ctrl-C to stop\n");
+		fflush(stdout);
+		t_stats = t_start;
+		while (!app_quit) {
+			uint64_t now;
+
+			rte_delay_us_sleep(20000);
+			now = rte_get_timer_cycles();
+			ret = gnio_pipeline_poll(p);
+			if (ret == 1)
+				break;
+			if (ret < 0) {
+				fprintf(stderr, APP ": consumer %s failed: %s\n", o.consumer,
+						gnio_pipeline_error(p));
+				status = 1;
+				break;
+			}
+			if (o.duration && now - t_start >= (uint64_t)o.duration * rte_get_timer_hz())
+				break;
+			if (o.stats_period && now - t_stats >= (uint64_t)o.stats_period *
+					rte_get_timer_hz()) {
+				app_stats_line(p);
+				t_stats = now;
+			}
+		}
+	}
+	t_end = rte_get_timer_cycles();
+	if (gnio_pipeline_running(p)) {
+		ret = gnio_pipeline_stop(p);
+		if (ret != 0 && status == 0) {
+			fprintf(stderr, APP ": stop: consumer %s: %s\n", o.consumer,
+					gnio_pipeline_error(p));
+			status = 1;
+		}
+	}
+	ok = app_report(p, o.json, status ? gnio_pipeline_error(p) : "",
+			(double)(t_end - t_start) / (double)rte_get_timer_hz());
+	if (!ok && status == 0)
+		status = 1;
+	gnio_pipeline_destroy(p);
+	rte_eal_cleanup();
+	return status;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* gnio-testpmd options: testpmd's names where the meaning is the same. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ether.h>
+
+#include "gnio_consumer.h"
+#include "testpmd.h"
+
+void
+app_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, APP ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+void
+app_usage(void)
+{
+	printf("usage: " APP " [EAL options] -- [options]\n"
+		"testpmd options:\n"
+		"  --forward-mode=MODE   %s (default io)\n"
+		"  --portmask=HEX        ports to use (default all)\n"
+		"  --rxq=N --txq=N       queues per port (RSS when rxq > 1)\n"
+		"  --rxd=N --txd=N       descriptors per queue (default 1024)\n"
+		"  --burst=N             packets per burst and per burst-queue item, 1..1024 (32)\n"
+		"  --nb-cores=N          RX lcores (1)\n"
+		"  --stats-period=S      print a stats line every S seconds\n"
+		"  --total-num-mbufs=N   mbufs in the pool (default: enough)\n"
+		"  --mbuf-size=N         data room per mbuf, headroom included (2176)\n"
+		"  -i, --interactive     prompt (start, stop, show port stats all, ...)\n"
+		"  -a, --auto-start      start forwarding at once in interactive mode\n"
+		"  --eth-peer=P,MAC      peer MAC of port P (mac, txonly)\n"
+		"  --txpkts=N            txonly packet length (64)\n"
+		"gnio options:\n"
+		"  --mem=host|pinned|gpu packet memory (default: pinned for a GPU consumer, else host)\n"
+		"  --gpu=auto|host|NAME  gpudev device (auto: a CUDA GPU, else the host device)\n"
+		"  --consumer=NAME       %s (default: from the GPU)\n"
+		"  --flush-us=N          publish a partial burst after N us (0: every rx_burst)\n"
+		"  --ring-items=N        burst-queue items per RX queue, power of two (256)\n"
+		"  --split=N             header/data split: first N bytes in host memory\n"
+		"  --overload=drop|backpressure   full burst queue: drop and count, or stop polling\n"
+		"  --max-packets=N       stop after N packets received\n"
+		"  --duration=S          stop after S seconds\n"
+		"  --stall-ms=N          GPU consumer watchdog (1000)\n"
+		"  --json=FILE           machine-readable summary at exit\n"
+		"  --demo                run the built-in demo (net_null pair, macswap)\n",
+		gnio_engine_names(), gnio_consumer_names());
+}
+
+static uint64_t
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, int base)
+{
+	char *end;
+	uint64_t v;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		app_fail("--%s: '%s' is not a number", opt, s ? s : "");
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno != 0 || *end != '\0')
+		app_fail("--%s: '%s' is not a number", opt, s);
+	if (v < min || v > max)
+		app_fail("--%s=%s: out of range %" PRIu64 "..%" PRIu64, opt, s, min, max);
+	return v;
+}
+
+static void
+parse_peer(const char *s, struct gnio_pipeline_conf *c)
+{
+	char buf[64];
+	char *comma;
+	uint64_t port;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	comma = strchr(buf, ',');
+	if (comma == NULL)
+		app_fail("--eth-peer=%s: expected PORT,MAC", s);
+	*comma = '\0';
+	port = parse_u64("eth-peer", buf, 0, GNIO_MAX_PORTS - 1, 10);
+	if (rte_ether_unformat_addr(comma + 1, &c->peer[port]) != 0)
+		app_fail("--eth-peer=%s: '%s' is not a MAC address", s, comma + 1);
+	c->peer_set[port] = true;
+}
+
+enum {
+	OPT_FWD = 256, OPT_PORTMASK, OPT_RXQ, OPT_TXQ, OPT_RXD, OPT_TXD, OPT_BURST, OPT_NB_CORES,
+	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
+	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
+	OPT_JSON, OPT_STALL, OPT_DEMO, OPT_HELP,
+};
+
+static const struct option app_long[] = {
+	{ "forward-mode", required_argument, NULL, OPT_FWD },
+	{ "portmask", required_argument, NULL, OPT_PORTMASK },
+	{ "rxq", required_argument, NULL, OPT_RXQ },
+	{ "txq", required_argument, NULL, OPT_TXQ },
+	{ "rxd", required_argument, NULL, OPT_RXD },
+	{ "txd", required_argument, NULL, OPT_TXD },
+	{ "burst", required_argument, NULL, OPT_BURST },
+	{ "nb-cores", required_argument, NULL, OPT_NB_CORES },
+	{ "stats-period", required_argument, NULL, OPT_STATS },
+	{ "total-num-mbufs", required_argument, NULL, OPT_MBUFS },
+	{ "mbuf-size", required_argument, NULL, OPT_MBUF_SIZE },
+	{ "interactive", no_argument, NULL, 'i' },
+	{ "auto-start", no_argument, NULL, 'a' },
+	{ "eth-peer", required_argument, NULL, OPT_PEER },
+	{ "txpkts", required_argument, NULL, OPT_TXPKTS },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "gpu", required_argument, NULL, OPT_GPU },
+	{ "consumer", required_argument, NULL, OPT_CONSUMER },
+	{ "flush-us", required_argument, NULL, OPT_FLUSH },
+	{ "ring-items", required_argument, NULL, OPT_RING },
+	{ "split", required_argument, NULL, OPT_SPLIT },
+	{ "overload", required_argument, NULL, OPT_OVERLOAD },
+	{ "max-packets", required_argument, NULL, OPT_MAX },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "stall-ms", required_argument, NULL, OPT_STALL },
+	{ "demo", no_argument, NULL, OPT_DEMO },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+void
+app_parse(int argc, char **argv, struct app_opts *o)
+{
+	struct gnio_pipeline_conf *c = &o->conf;
+	int opt, idx;
+
+	memset(o, 0, sizeof(*o));
+	gnio_pipeline_conf_defaults(c);
+	o->forward_mode = "io";
+	o->gpu = "auto";
+	o->portmask = UINT64_MAX;
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":ia", app_long, &idx)) != -1) {
+		const char *name = opt >= OPT_FWD ? app_long[idx].name : "";
+
+		switch (opt) {
+		case OPT_FWD:
+			if (gnio_engine_find(optarg) == NULL)
+				app_fail("--forward-mode=%s: unknown (have: %s)", optarg,
+						gnio_engine_names());
+			o->forward_mode = optarg;
+			break;
+		case OPT_PORTMASK:
+			o->portmask = parse_u64(name, optarg, 1, UINT64_MAX, 16);
+			break;
+		case OPT_RXQ: c->nb_rxq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
+		case OPT_TXQ: c->nb_txq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
+		case OPT_RXD: c->nb_rxd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
+		case OPT_TXD: c->nb_txd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
+		case OPT_BURST: c->burst = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
+		case OPT_NB_CORES:
+			c->nb_cores = (uint16_t)parse_u64(name, optarg, 1, RTE_MAX_LCORE - 1, 10);
+			break;
+		case OPT_STATS: o->stats_period = (uint32_t)parse_u64(name, optarg, 1, 86400, 10); break;
+		case OPT_MBUFS: c->nb_mbufs = (uint32_t)parse_u64(name, optarg, 1024, 1u << 26, 10); break;
+		case OPT_MBUF_SIZE:
+			c->mbuf_size = (uint16_t)parse_u64(name, optarg, RTE_PKTMBUF_HEADROOM + 64,
+					UINT16_MAX, 10);
+			break;
+		case 'i': o->interactive = true; break;
+		case 'a': o->auto_start = true; break;
+		case OPT_PEER: parse_peer(optarg, c); break;
+		case OPT_TXPKTS: c->txpkts = (uint16_t)parse_u64(name, optarg, 42, 9600, 10); break;
+		case OPT_MEM:
+			if (gnio_mem_mode_parse(optarg, &c->mem) != 0)
+				app_fail("--mem=%s: expected host, pinned or gpu", optarg);
+			o->mem_set = true;
+			break;
+		case OPT_GPU:
+			if (*optarg == '\0')
+				app_fail("--gpu: empty name (auto, host or a gpudev name)");
+			o->gpu = optarg;
+			break;
+		case OPT_CONSUMER:
+			if (gnio_consumer_find(optarg) == NULL)
+				app_fail("--consumer=%s: unknown or not built (have: %s)", optarg,
+						gnio_consumer_names());
+			o->consumer = optarg;
+			break;
+		case OPT_FLUSH: c->flush_us = (uint32_t)parse_u64(name, optarg, 0, 1000000, 10); break;
+		case OPT_RING:
+			c->ring_items = (uint32_t)parse_u64(name, optarg, 2, 65536, 10);
+			if ((c->ring_items & (c->ring_items - 1)) != 0)
+				app_fail("--ring-items=%s: must be a power of two", optarg);
+			break;
+		case OPT_SPLIT: c->split_hdr = (uint16_t)parse_u64(name, optarg, 14, 1024, 10); break;
+		case OPT_OVERLOAD:
+			if (strcmp(optarg, "drop") == 0)
+				c->overload = GNIO_OVERLOAD_DROP;
+			else if (strcmp(optarg, "backpressure") == 0)
+				c->overload = GNIO_OVERLOAD_BACKPRESSURE;
+			else
+				app_fail("--overload=%s: expected drop or backpressure", optarg);
+			break;
+		case OPT_MAX: c->max_packets = parse_u64(name, optarg, 1, UINT64_MAX >> 1, 10); break;
+		case OPT_DURATION: o->duration = (uint32_t)parse_u64(name, optarg, 1, 86400 * 365, 10); break;
+		case OPT_JSON:
+			if (*optarg == '\0')
+				app_fail("--json: empty file name");
+			o->json = optarg;
+			break;
+		case OPT_STALL: c->stall_ms = (uint32_t)parse_u64(name, optarg, 1, 3600000, 10); break;
+		case OPT_DEMO: o->demo = true; break;
+		case OPT_HELP: app_usage(); exit(0);
+		case ':':
+			app_fail("%s: needs a value", argv[optind - 1]);
+		default:
+			app_fail("%s: unknown option (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		app_fail("%s: unexpected argument", argv[optind]);
+	c->engine = gnio_engine_find(o->forward_mode);
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Host consumer: the persistent consumer loop run by a CPU worker lcore. It
+ * runs the very GNIO_HD engine functions the CUDA kernel runs, on the same
+ * burst-queue items, through the same shared-memory helpers. It is the
+ * reference the GPU consumers are compared with bit for bit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_prefetch.h>
+
+#include "gnio_consumer.h"
+#include "gnio_log.h"
+
+RTE_LOG_REGISTER(chost_logtype, gnio.consumer.host, NOTICE);
+
+/* Items taken from one queue per pass, so that no queue starves the others. */
+#define CHOST_ITEMS_PER_PASS 4
+
+typedef void (chost_item_fn)(const struct gnio_eng_ctx *ctx, struct gnio_comm_item *it,
+		uint16_t *verdicts, uint16_t rx_port);
+
+#define CHOST_X_ITEM(e, n, g, h) \
+static void \
+chost_item_ ## n(const struct gnio_eng_ctx *ctx, struct gnio_comm_item *it, \
+		uint16_t *verdicts, uint16_t rx_port) \
+{ \
+	uint32_t nb = it->num_pkts; \
+	for (uint32_t i = 0; i < nb; i++) { \
+		if (i + 2 < nb) \
+			rte_prefetch0((void *)it->pkt_list[i + 2].addr); \
+		verdicts[i] = gnio_eng_ ## n(ctx, (uint8_t *)it->pkt_list[i].addr, \
+				(uint32_t)it->pkt_list[i].size, rx_port); \
+	} \
+}
+GNIO_ENGINES(CHOST_X_ITEM)
+#undef CHOST_X_ITEM
+
+static chost_item_fn *const chost_items[GNIO_ENGINE_MAX] = {
+#define CHOST_X_FN(e, n, g, h) [GNIO_ENGINE_ ## e] = chost_item_ ## n,
+	GNIO_ENGINES(CHOST_X_FN)
+#undef CHOST_X_FN
+};
+
+struct chost {
+	chost_item_fn *item;
+	uint32_t *cons;          /* next item per queue (consumer lcore only) */
+	uint64_t items;
+	uint64_t pkts;
+	uint32_t drained;        /* set by the consumer lcore once quit is seen and nothing is READY */
+};
+
+static int
+chost_create(struct gnio_consumer *c)
+{
+	struct chost *h;
+
+	if (c->engine == NULL || c->engine->id >= GNIO_ENGINE_MAX)
+		return -EINVAL;
+	h = rte_zmalloc("gnio_chost", sizeof(*h), RTE_CACHE_LINE_SIZE);
+	if (h == NULL)
+		return -ENOMEM;
+	h->cons = rte_zmalloc("gnio_chost", sizeof(uint32_t) * (c->nb_qs + 1), 0);
+	if (h->cons == NULL) {
+		rte_free(h);
+		return -ENOMEM;
+	}
+	c->priv = h;
+	return 0;
+}
+
+static int
+chost_start(struct gnio_consumer *c)
+{
+	struct chost *h = c->priv;
+
+	h->item = chost_items[c->engine->id];
+	gnio_shm_flag_store(&h->drained, 0);
+	return rte_gpu_comm_set_flag(&c->quit, 0);
+}
+
+static unsigned int
+chost_step(struct gnio_consumer *c)
+{
+	struct chost *h = c->priv;
+	const struct gnio_eng_ctx *ctx = c->ctx;
+	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
+	unsigned int done = 0;
+
+	for (uint32_t qi = 0; qi < c->nb_qs; qi++) {
+		struct gnio_bq_dev *d = gnio_burstq_dev(c->qs[qi]);
+
+		for (int k = 0; k < CHOST_ITEMS_PER_PASS; k++) {
+			uint32_t slot = h->cons[qi] & (d->nb_items - 1);
+			struct gnio_comm_item *it = &d->items[slot];
+
+			if (gnio_shm_status_acquire(it->status_d) != GNIO_BQ_READY)
+				break;
+			h->item(ctx, it, &d->verdicts[(size_t)slot * d->max_pkts],
+					d->item_port[slot]);
+			h->pkts += it->num_pkts;
+			gnio_shm_status_release(it->status_d, GNIO_BQ_DONE);
+			h->cons[qi]++;
+			done++;
+		}
+	}
+	h->items += done;
+	/* The producers stopped before quit was set: a pass with nothing READY drained all. */
+	if (quit != 0 && done == 0)
+		gnio_shm_flag_store(&h->drained, 1);
+	return done;
+}
+
+static int
+chost_stop(struct gnio_consumer *c)
+{
+	struct chost *h = c->priv;
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * 5;
+
+	rte_gpu_comm_set_flag(&c->quit, 1);
+	while (gnio_shm_flag_load(&h->drained) == 0) {
+		if (rte_get_timer_cycles() > deadline) {
+			snprintf(c->error, sizeof(c->error), "host consumer did not drain in 5 s");
+			return -ETIMEDOUT;
+		}
+		rte_delay_us_sleep(100);
+	}
+	return 0;
+}
+
+static void
+chost_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
+{
+	struct chost *h = c->priv;
+
+	st->items = __atomic_load_n(&h->items, __ATOMIC_RELAXED);
+	st->pkts = __atomic_load_n(&h->pkts, __ATOMIC_RELAXED);
+	st->launches = 0;
+}
+
+static void
+chost_destroy(struct gnio_consumer *c)
+{
+	struct chost *h = c->priv;
+
+	if (h == NULL)
+		return;
+	rte_free(h->cons);
+	rte_free(h);
+	c->priv = NULL;
+}
+
+static const struct gnio_consumer_ops chost_ops = {
+	.name = "host",
+	.help = "persistent loop on a CPU worker lcore",
+	.create = chost_create,
+	.start = chost_start,
+	.step = chost_step,
+	.stop = chost_stop,
+	.stats = chost_stats,
+	.destroy = chost_destroy,
+};
+
+GNIO_CONSUMER_REGISTER(chost_ops)

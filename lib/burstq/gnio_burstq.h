@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Burst queue: a ring of rte_gpu_comm_list items between one producer (an RX
+ * lcore), one consumer (host worker or GPU kernel, see gnio_shm.h) and one
+ * completion lcore. Items complete in order.
+ *
+ * Thread safety: gnio_burstq_add/publish/room are called by the producer only;
+ * gnio_burstq_peek_done/release by the completion side only; create/destroy
+ * when neither runs. Producer and completion may run on different lcores.
+ */
+#ifndef GNIO_BURSTQ_H
+#define GNIO_BURSTQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "gnio_shm.h"
+
+struct gnio_burstq;
+
+/** Creation parameters. */
+struct gnio_burstq_conf {
+	int16_t gpu_id;      /**< gpudev device the consumer runs on */
+	uint32_t nb_items;   /**< ring size, a power of two >= 2 */
+	uint32_t max_pkts;   /**< packets per item, 1..RTE_GPU_COMM_LIST_PKTS_MAX */
+	int socket;          /**< NUMA node for host-side state */
+};
+
+/** A completed item, as seen by the completion lcore. */
+struct gnio_bq_done {
+	struct rte_mbuf **mbufs;   /**< the item's mbufs */
+	const uint16_t *verdicts;  /**< one verdict per mbuf */
+	uint32_t nb;               /**< number of mbufs */
+	uint32_t status;           /**< GNIO_BQ_DONE, or GNIO_BQ_ERROR (verdicts unusable) */
+	uint16_t rx_port;          /**< port the packets came from */
+	uint64_t first_rx_tsc;     /**< TSC when the first packet of the item was received */
+};
+
+/**
+ * Create a burst queue: an rte_gpu_comm_list of nb_items items whose status
+ * words are moved to one 128-byte line each, plus verdict and port arrays;
+ * all registered with the GPU once, here.
+ * @return the queue, or NULL with rte_errno: EINVAL (bad conf), ENOMEM, ENODEV
+ *   (no such GPU), or what gpudev reported.
+ */
+struct gnio_burstq *gnio_burstq_create(const struct gnio_burstq_conf *conf);
+
+/**
+ * Destroy a queue. Every item must have been released.
+ * @return 0, -EBUSY when items are still in flight (nothing freed), -EINVAL on NULL.
+ */
+int gnio_burstq_destroy(struct gnio_burstq *q);
+
+/** Packets the producer may add to the open item now (0: the next item is not FREE). */
+uint32_t gnio_burstq_room(struct gnio_burstq *q);
+
+/**
+ * Describe up to @p n mbufs in the open item (chained mbufs included: the
+ * consumer sees the first segment). @p tsc is when they were received.
+ * Packets of one item share one RX port: a different port publishes first.
+ * @return how many were added (less than n when the item filled or is not FREE).
+ */
+uint32_t gnio_burstq_add(struct gnio_burstq *q, struct rte_mbuf **mbufs, uint32_t n,
+		uint16_t rx_port, uint64_t tsc);
+
+/** Packets in the open (not yet published) item. */
+uint32_t gnio_burstq_pending(const struct gnio_burstq *q);
+
+/** TSC of the first packet in the open item (valid when pending > 0). */
+uint64_t gnio_burstq_pending_since(const struct gnio_burstq *q);
+
+/**
+ * Publish the open item: num_pkts, rte_gpu_wmb(), then READY (release).
+ * @return 1 if an item was published, 0 when nothing was pending.
+ */
+int gnio_burstq_publish(struct gnio_burstq *q);
+
+/** Take a look at the oldest published item. @return true when it is DONE or ERROR. */
+bool gnio_burstq_peek_done(struct gnio_burstq *q, struct gnio_bq_done *done);
+
+/** Release the item seen by gnio_burstq_peek_done (its mbufs are the caller's now). */
+void gnio_burstq_release(struct gnio_burstq *q);
+
+/**
+ * Mark every published item that is still READY as ERROR, after the consumer
+ * failed (it will not complete them); the completion side then frees their
+ * packets as consumer_error. Call only when the consumer is stopped or dead.
+ * @return number of items marked.
+ */
+uint32_t gnio_burstq_fail_ready(struct gnio_burstq *q);
+
+/** Items published and not yet released. */
+uint32_t gnio_burstq_in_flight(const struct gnio_burstq *q);
+
+/** Consumer view, in memory the consumer can read (GPU pointer equals CPU pointer). */
+struct gnio_bq_dev *gnio_burstq_dev(struct gnio_burstq *q);
+
+/** The gpudev device of the queue. */
+int16_t gnio_burstq_gpu(const struct gnio_burstq *q);
+
+#endif /* GNIO_BURSTQ_H */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Memory shared by the CPU and the consumer (a CPU worker or a GPU kernel):
+ * its layout and the only helpers that touch it. Pure header (host and device).
+ *
+ * Protocol of one burst-queue item (a struct rte_gpu_comm_list entry):
+ *  - FREE -> READY: the RX lcore writes the packet descriptors, the rx port and
+ *    num_pkts, calls rte_gpu_wmb() (so a GPU sees those writes first), then
+ *    gnio_shm_publish() stores READY with release order.
+ *  - READY -> DONE: the consumer loads the status with acquire order
+ *    (gnio_shm_*_acquire), so it sees everything written before READY, runs the
+ *    engine, writes one verdict per packet, then stores DONE with release order
+ *    (system scope on the GPU), so the completion lcore that loads DONE with
+ *    acquire order sees every verdict and every byte the engine wrote.
+ *  - DONE -> FREE: the completion lcore transmits or frees the mbufs, clears
+ *    num_pkts, then stores FREE with release order; the RX lcore may reuse the
+ *    item once it loads FREE with acquire order.
+ * Each status word has a 128-byte line of its own (GNIO_BQ_STATUS_STRIDE), so
+ * a consumer polling one item does not share a line with its neighbours.
+ */
+#ifndef GNIO_SHM_H
+#define GNIO_SHM_H
+
+#include "gnio_hd.h"
+
+/** Item states; equal to enum rte_gpu_comm_list_status (checked in burstq.c). */
+#define GNIO_BQ_FREE 0u
+#define GNIO_BQ_READY 1u
+#define GNIO_BQ_DONE 2u
+#define GNIO_BQ_ERROR 3u
+
+/** Distance between two items' status words, in 32-bit words (128 bytes). */
+#define GNIO_BQ_STATUS_STRIDE 32u
+
+/** Same layout as struct rte_gpu_comm_pkt (checked in burstq.c). */
+struct gnio_comm_pkt {
+	uintptr_t addr;      /**< first byte of the packet (first segment) */
+	size_t size;         /**< bytes readable at addr */
+};
+
+/** Same layout as struct rte_gpu_comm_list (checked in burstq.c). */
+struct gnio_comm_item {
+	uint16_t dev_id;
+	void *mbufs;                      /**< host only */
+	struct gnio_comm_pkt *pkt_list;   /**< producer writes, consumer reads */
+	uint32_t num_pkts;                /**< producer writes before READY */
+	uint32_t *status_h;               /**< CPU address of the status word */
+	uint32_t *status_d;               /**< consumer's address of the status word */
+};
+
+/**
+ * What a consumer needs of one burst queue. Written by the host at creation,
+ * read-only afterwards; lives in memory registered with the GPU.
+ */
+struct gnio_bq_dev {
+	struct gnio_comm_item *items;   /**< the rte_gpu_comm_list array */
+	uint16_t *verdicts;             /**< [nb_items * max_pkts]: consumer writes, completion reads */
+	uint16_t *item_port;            /**< [nb_items]: RX port of each item, producer writes */
+	uint32_t nb_items;              /**< power of two */
+	uint32_t max_pkts;              /**< packets per item at most */
+};
+
+#ifndef __CUDA_ARCH__
+/* ---- CPU side ---------------------------------------------------------- */
+
+/** Load an item status; everything written before it was stored is visible. */
+static inline uint32_t
+gnio_shm_status_acquire(const uint32_t *status)
+{
+	return __atomic_load_n(status, __ATOMIC_ACQUIRE);
+}
+
+/**
+ * Store an item status after all writes that describe the item. A GPU
+ * consumer also needs rte_gpu_wmb() before this (gnio_burstq does it).
+ */
+static inline void
+gnio_shm_status_release(uint32_t *status, uint32_t v)
+{
+	__atomic_store_n(status, v, __ATOMIC_RELEASE);
+}
+
+/** Read a control flag (quit, progress counters): no ordering needed beyond the value. */
+static inline uint32_t
+gnio_shm_flag_load(const uint32_t *flag)
+{
+	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
+/** Write a control flag; earlier writes are visible to whoever sees the new value. */
+static inline void
+gnio_shm_flag_store(uint32_t *flag, uint32_t v)
+{
+	__atomic_store_n(flag, v, __ATOMIC_RELEASE);
+}
+
+/** Read a 64-bit progress counter written by the consumer. */
+static inline uint64_t
+gnio_shm_counter_load(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+#else
+/* ---- GPU side ---------------------------------------------------------- */
+
+/**
+ * Load an item status with acquire order at system scope: the descriptors and
+ * packet bytes the CPU wrote before publishing READY are visible after it.
+ */
+__device__ __forceinline__ uint32_t
+gnio_shm_dev_status_acquire(const uint32_t *status)
+{
+	uint32_t v;
+
+	asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(status) : "memory");
+	return v;
+}
+
+/**
+ * Store an item status with release order at system scope: the verdicts and
+ * packet bytes this thread (and, after __syncthreads(), its block) wrote are
+ * visible to a CPU that loads the status with acquire order.
+ */
+__device__ __forceinline__ void
+gnio_shm_dev_status_release(uint32_t *status, uint32_t v)
+{
+	asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(status), "r"(v) : "memory");
+}
+
+/** Read a CPU-written control flag (quit): relaxed, system scope, never cached. */
+__device__ __forceinline__ uint32_t
+gnio_shm_dev_flag_load(const uint32_t *flag)
+{
+	uint32_t v;
+
+	asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+	return v;
+}
+
+/** Publish a progress counter to the CPU (watchdog): relaxed, system scope. */
+__device__ __forceinline__ void
+gnio_shm_dev_counter_store(uint64_t *c, uint64_t v)
+{
+	asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(c), "l"(v) : "memory");
+}
+#endif
+
+#endif /* GNIO_SHM_H */

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_bus.h>
+#include <rte_common.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_gpudev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_memory.h>
+
+#include "gnio_log.h"
+#include "gnio_mem.h"
+
+RTE_LOG_REGISTER(gnio_mem_logtype, gnio.mem, NOTICE);
+#define MEM_LOG(level, ...) GNIO_LOG(gnio_mem_logtype, level, __VA_ARGS__)
+
+#define MEM_MAX_CHUNKS 256
+
+struct gnio_mem_pool {
+	enum gnio_mem_mode mode;
+	int16_t gpu_id;
+	struct rte_mempool *mp;
+	uint32_t nb_mbufs;
+	/* pinned: chunks registered with the GPU */
+	void *chunk[MEM_MAX_CHUNKS];
+	unsigned int nb_chunks;
+	/* gpu: device memory, its DMA mappings */
+	void *gpu_mem;
+	size_t gpu_len;
+	size_t page_sz;
+	bool extmem;
+	uint16_t mapped_ports[RTE_MAX_ETHPORTS];
+	uint16_t nb_mapped;
+};
+
+/* PMDs known to DMA into GPU memory through GPUDirect RDMA. */
+static const char *const mem_gpudirect_pmds[] = { "mlx5_pci", NULL };
+
+int
+gnio_mem_port_dma_check(uint16_t port, char *why, size_t why_len)
+{
+	struct rte_eth_dev_info info;
+	const char *bus;
+
+	if (!rte_eth_dev_is_valid_port(port) || rte_eth_dev_info_get(port, &info) != 0) {
+		snprintf(why, why_len, "port %u does not exist", port);
+		return -ENODEV;
+	}
+	bus = info.device != NULL ? rte_bus_name(rte_dev_bus(info.device)) : "?";
+	if (strcmp(bus, "pci") != 0) {
+		snprintf(why, why_len, "%s is a virtual PMD (%s bus): it cannot DMA into device memory",
+				info.driver_name, bus);
+		return -ENOTSUP;
+	}
+	for (int i = 0; mem_gpudirect_pmds[i] != NULL; i++)
+		if (strcmp(info.driver_name, mem_gpudirect_pmds[i]) == 0)
+			return 0;
+	snprintf(why, why_len, "PMD %s has no GPUDirect RDMA support known to gnio",
+			info.driver_name);
+	return -ENOTSUP;
+}
+
+int
+gnio_mem_mode_parse(const char *s, enum gnio_mem_mode *mode)
+{
+	if (s == NULL)
+		return -EINVAL;
+	if (strcmp(s, "host") == 0)
+		*mode = GNIO_MEM_HOST;
+	else if (strcmp(s, "pinned") == 0)
+		*mode = GNIO_MEM_PINNED;
+	else if (strcmp(s, "gpu") == 0)
+		*mode = GNIO_MEM_GPU;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *
+gnio_mem_mode_name(enum gnio_mem_mode mode)
+{
+	switch (mode) {
+	case GNIO_MEM_HOST: return "host";
+	case GNIO_MEM_PINNED: return "pinned";
+	case GNIO_MEM_GPU: return "gpu";
+	}
+	return "?";
+}
+
+static void
+mem_register_chunk(struct rte_mempool *mp, void *opaque, struct rte_mempool_memhdr *memhdr,
+		unsigned int idx)
+{
+	struct gnio_mem_pool *p = opaque;
+
+	RTE_SET_USED(mp);
+	RTE_SET_USED(idx);
+	if (p->nb_chunks == UINT32_MAX)
+		return;      /* an earlier chunk failed */
+	if (p->nb_chunks >= MEM_MAX_CHUNKS ||
+			rte_gpu_mem_register(p->gpu_id, memhdr->len, memhdr->addr) < 0) {
+		MEM_LOG(ERR, "cannot register %zu B of pool memory with GPU %d: %s", memhdr->len,
+				p->gpu_id, rte_strerror(rte_errno));
+		for (unsigned int i = 0; i < p->nb_chunks; i++)
+			rte_gpu_mem_unregister(p->gpu_id, p->chunk[i]);
+		p->nb_chunks = UINT32_MAX;
+		return;
+	}
+	p->chunk[p->nb_chunks++] = memhdr->addr;
+}
+
+static int
+mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
+{
+	struct rte_pktmbuf_extmem ext;
+	struct rte_gpu_info info;
+	size_t elt = RTE_ALIGN_CEIL(conf->data_room, RTE_CACHE_LINE_SIZE);
+	char why[160];
+
+	for (uint16_t i = 0; i < conf->nb_ports; i++) {
+		if (gnio_mem_port_dma_check(conf->ports[i], why, sizeof(why)) != 0) {
+			MEM_LOG(ERR, "--mem=gpu: port %u: %s", conf->ports[i], why);
+			return -ENOTSUP;
+		}
+	}
+	if (rte_gpu_info_get(conf->gpu_id, &info) < 0)
+		return -ENODEV;
+	p->page_sz = RTE_MAX(info.page_size, (size_t)sysconf(_SC_PAGESIZE));
+	p->gpu_len = RTE_ALIGN_CEIL(elt * conf->nb_mbufs, p->page_sz);
+	p->gpu_mem = rte_gpu_mem_alloc(conf->gpu_id, p->gpu_len, (unsigned int)p->page_sz);
+	if (p->gpu_mem == NULL) {
+		MEM_LOG(ERR, "cannot allocate %zu B on GPU %d", p->gpu_len, conf->gpu_id);
+		return -ENOMEM;
+	}
+	if (rte_extmem_register(p->gpu_mem, p->gpu_len, NULL, 0, p->page_sz) != 0) {
+		MEM_LOG(ERR, "rte_extmem_register of GPU memory: %s", rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	p->extmem = true;
+	for (uint16_t i = 0; i < conf->nb_ports; i++) {
+		struct rte_eth_dev_info di;
+
+		if (rte_eth_dev_info_get(conf->ports[i], &di) != 0 ||
+				rte_dev_dma_map(di.device, p->gpu_mem, RTE_BAD_IOVA, p->gpu_len) != 0) {
+			MEM_LOG(ERR, "rte_dev_dma_map of GPU memory for port %u: %s",
+					conf->ports[i], rte_strerror(rte_errno));
+			return -EIO;
+		}
+		p->mapped_ports[p->nb_mapped++] = conf->ports[i];
+	}
+	ext = (struct rte_pktmbuf_extmem){
+		.buf_ptr = p->gpu_mem,
+		.buf_iova = RTE_BAD_IOVA,
+		.buf_len = p->gpu_len,
+		.elt_size = (uint16_t)elt,
+	};
+	p->mp = rte_pktmbuf_pool_create_extbuf(conf->name, conf->nb_mbufs, conf->cache, 0,
+			(uint16_t)elt, conf->socket, &ext, 1);
+	if (p->mp == NULL) {
+		MEM_LOG(ERR, "rte_pktmbuf_pool_create_extbuf: %s", rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	return 0;
+}
+
+static void
+mem_teardown(struct gnio_mem_pool *p)
+{
+	if (p->mode == GNIO_MEM_PINNED && p->nb_chunks != UINT32_MAX)
+		for (unsigned int i = 0; i < p->nb_chunks; i++)
+			rte_gpu_mem_unregister(p->gpu_id, p->chunk[i]);
+	rte_mempool_free(p->mp);
+	for (uint16_t i = 0; i < p->nb_mapped; i++) {
+		struct rte_eth_dev_info di;
+
+		if (rte_eth_dev_info_get(p->mapped_ports[i], &di) == 0)
+			rte_dev_dma_unmap(di.device, p->gpu_mem, RTE_BAD_IOVA, p->gpu_len);
+	}
+	if (p->extmem)
+		rte_extmem_unregister(p->gpu_mem, p->gpu_len);
+	if (p->gpu_mem != NULL)
+		rte_gpu_mem_free(p->gpu_id, p->gpu_mem);
+	rte_free(p);
+}
+
+struct gnio_mem_pool *
+gnio_mem_pool_create(const struct gnio_mem_conf *conf)
+{
+	struct gnio_mem_pool *p;
+	int ret = 0;
+
+	if (conf == NULL || conf->name == NULL || conf->nb_mbufs == 0 ||
+			conf->data_room <= RTE_PKTMBUF_HEADROOM ||
+			(conf->mode != GNIO_MEM_HOST && !rte_gpu_is_valid(conf->gpu_id))) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	p = rte_zmalloc("gnio_mem", sizeof(*p), 0);
+	if (p == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	p->mode = conf->mode;
+	p->gpu_id = conf->gpu_id;
+	p->nb_mbufs = conf->nb_mbufs;
+	if (conf->mode == GNIO_MEM_GPU) {
+		ret = mem_gpu_setup(p, conf);
+	} else {
+		p->mp = rte_pktmbuf_pool_create(conf->name, conf->nb_mbufs, conf->cache, 0,
+				conf->data_room, conf->socket);
+		if (p->mp == NULL && conf->socket != SOCKET_ID_ANY)
+			p->mp = rte_pktmbuf_pool_create(conf->name, conf->nb_mbufs, conf->cache, 0,
+					conf->data_room, SOCKET_ID_ANY);
+		if (p->mp == NULL) {
+			MEM_LOG(ERR, "mempool %s (%u mbufs): %s", conf->name, conf->nb_mbufs,
+					rte_strerror(rte_errno));
+			ret = -rte_errno;
+		} else if (conf->mode == GNIO_MEM_PINNED) {
+			rte_mempool_mem_iter(p->mp, mem_register_chunk, p);
+			if (p->nb_chunks == UINT32_MAX)
+				ret = -EIO;
+		}
+	}
+	if (ret != 0) {
+		mem_teardown(p);
+		rte_errno = -ret;
+		return NULL;
+	}
+	MEM_LOG(INFO, "pool %s: %u mbufs, %s memory", conf->name, conf->nb_mbufs,
+			gnio_mem_mode_name(conf->mode));
+	return p;
+}
+
+struct rte_mempool *
+gnio_mem_pool_mp(const struct gnio_mem_pool *p)
+{
+	return p->mp;
+}
+
+enum gnio_mem_mode
+gnio_mem_pool_mode(const struct gnio_mem_pool *p)
+{
+	return p->mode;
+}
+
+void *
+gnio_mem_pool_gpu_mem(const struct gnio_mem_pool *p, size_t *len)
+{
+	if (len != NULL)
+		*len = p->gpu_len;
+	return p->gpu_mem;
+}
+
+int
+gnio_mem_pool_free(struct gnio_mem_pool *p)
+{
+	if (p == NULL)
+		return -EINVAL;
+	if (p->mp != NULL && rte_mempool_avail_count(p->mp) != p->nb_mbufs)
+		return -EBUSY;
+	mem_teardown(p);
+	return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Consumer ops: what runs the engines on published burst-queue items. One ops
+ * table per consumer (host worker, CUDA persistent kernel, per-burst launches,
+ * CUDA graphs); NULL ops are unsupported. Consumers register themselves with
+ * GNIO_CONSUMER_REGISTER.
+ *
+ * Thread safety: create, start, stop, destroy and stats from the control
+ * (main) lcore; step from the one lcore the pipeline assigns (host consumer);
+ * poll from the control lcore while running.
+ */
+#ifndef GNIO_CONSUMER_H
+#define GNIO_CONSUMER_H
+
+#include <stdint.h>
+
+#include <rte_gpudev.h>
+
+#include "gnio_burstq.h"
+#include "gnio_eng_ctx.h"
+#include "gnio_engine.h"
+
+struct gnio_consumer;
+
+/** Counters of a consumer. */
+struct gnio_consumer_stats {
+	uint64_t items;       /**< items completed */
+	uint64_t pkts;        /**< packets the engine ran on */
+	uint64_t launches;    /**< kernel launches or graph replays (GPU consumers) */
+};
+
+/** Consumer ops. */
+struct gnio_consumer_ops {
+	const char *name;                                   /**< --consumer value */
+	const char *help;
+	/** Allocate per-consumer state (GPU memory, streams). 0 or -errno. */
+	int (*create)(struct gnio_consumer *c);
+	/** Begin consuming (launch the kernel, or arm the host loop). 0 or -errno. */
+	int (*start)(struct gnio_consumer *c);
+	/** Host consumers: one pass over the queues, from the assigned lcore. Items done. */
+	unsigned int (*step)(struct gnio_consumer *c);
+	/**
+	 * Stop after every published item is DONE (the producers must be stopped
+	 * first). 0, -EIO on a GPU fault, -ETIMEDOUT when it did not drain.
+	 */
+	int (*stop)(struct gnio_consumer *c);
+	/** Health while running: 0, -EIO (fault, see c->error) or -ETIMEDOUT (stalled). */
+	int (*poll)(struct gnio_consumer *c);
+	/** Read counters. */
+	void (*stats)(struct gnio_consumer *c, struct gnio_consumer_stats *st);
+	/** Free what create allocated. */
+	void (*destroy)(struct gnio_consumer *c);
+};
+
+/** A consumer instance. The pipeline fills the inputs before create. */
+struct gnio_consumer {
+	const struct gnio_consumer_ops *ops;
+	/* Inputs. */
+	struct gnio_burstq **qs;          /**< queues to consume */
+	uint32_t nb_qs;
+	int16_t gpu_id;                   /**< gpudev device */
+	const struct gnio_engine *engine;
+	struct gnio_eng_ctx *ctx;         /**< registered with the GPU */
+	uint32_t stall_ms;                /**< watchdog: no progress this long while items wait */
+	/* Quit flag (CPU writes, consumer polls) for every spin loop. */
+	struct rte_gpu_comm_flag quit;
+	/* Consumer-private state and the last error text. */
+	void *priv;
+	char error[160];
+};
+
+/** Register a consumer's ops (at load time). */
+void gnio_consumer_register(const struct gnio_consumer_ops *ops);
+
+#define GNIO_CONSUMER_REGISTER(ops) \
+	RTE_INIT(gnio_consumer_register_ ## ops) { gnio_consumer_register(&ops); }
+
+/**
+ * Find consumer ops by name.
+ * @return ops, or NULL with rte_errno ENOENT (unknown or not built) / EINVAL (NULL).
+ */
+const struct gnio_consumer_ops *gnio_consumer_find(const char *name);
+
+/** Names of the registered consumers, '|'-separated, in a static buffer. */
+const char *gnio_consumer_names(void);
+
+#endif /* GNIO_CONSUMER_H */

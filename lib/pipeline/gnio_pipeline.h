@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The gnio pipeline: ports and queues, lcore and NUMA placement, memory pools,
+ * burst queues, the consumer, and the RX / completion lcores; start, stop with
+ * drain, statistics, latency histogram, telemetry (/gnio/...).
+ *
+ * Thread safety: every function here is for the control (main) lcore. The
+ * statistics getters may run while forwarding (they read counters that each
+ * lcore alone writes); telemetry handlers run on DPDK's telemetry thread and
+ * use the same getters.
+ */
+#ifndef GNIO_PIPELINE_H
+#define GNIO_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "gnio_config.h"
+#include "gnio_engine.h"
+#include "gnio_hist.h"
+#include "gnio_mem.h"
+#include "gnio_verdict.h"
+
+/** What the RX lcore does when the next burst-queue item is not FREE. */
+enum gnio_overload {
+	GNIO_OVERLOAD_DROP,          /**< receive and drop, counted as ring_full */
+	GNIO_OVERLOAD_BACKPRESSURE,  /**< stop polling; the NIC counts imissed */
+};
+
+/** Pipeline configuration (see gnio_pipeline_conf_defaults). */
+struct gnio_pipeline_conf {
+	uint16_t nb_ports;
+	uint16_t ports[GNIO_MAX_PORTS];      /**< ethdev ids, each < GNIO_MAX_PORTS */
+	uint16_t nb_rxq;                     /**< RX queues per port (RSS when > 1) */
+	uint16_t nb_txq;                     /**< TX queues per port (at least one per completion lcore) */
+	uint16_t nb_rxd;
+	uint16_t nb_txd;
+	uint16_t burst;                      /**< packets per rx_burst and per item (<= 1024) */
+	uint32_t nb_mbufs;                   /**< 0: enough for rings, descriptors and caches */
+	uint16_t mbuf_size;                  /**< data room per mbuf, headroom included */
+	enum gnio_mem_mode mem;
+	uint16_t split_hdr;                  /**< header/data split at this offset; 0 = off */
+	int16_t gpu_id;                      /**< gpudev device of the consumer */
+	const char *consumer;                /**< consumer ops name */
+	const struct gnio_engine *engine;
+	uint32_t flush_us;                   /**< publish a partial item after this long */
+	uint32_t ring_items;                 /**< burst-queue items per RX queue (power of 2) */
+	enum gnio_overload overload;
+	uint64_t max_packets;                /**< stop receiving after this many; 0 = no limit */
+	uint16_t nb_cores;                   /**< RX lcores */
+	uint16_t txpkts;                     /**< txonly packet length */
+	uint32_t stall_ms;                   /**< consumer watchdog */
+	bool peer_set[GNIO_MAX_PORTS];
+	struct rte_ether_addr peer[GNIO_MAX_PORTS];   /**< --eth-peer */
+};
+
+/** Counters of one port (or of the whole pipeline). */
+struct gnio_counts {
+	uint64_t rx;                          /**< received (or generated, txonly) */
+	uint64_t tx;                          /**< accepted by tx_burst */
+	uint64_t drops[GNIO_DROP_MAX];        /**< by reason */
+};
+
+/** Result of the end-of-run checks. */
+struct gnio_check {
+	struct gnio_counts total;
+	uint64_t dropped;                     /**< sum of drops */
+	bool conserved;                       /**< rx == tx + dropped */
+	uint64_t in_flight;                   /**< items still published (0 after stop) */
+	unsigned int nb_pools;
+	struct {
+		char name[RTE_MEMPOOL_NAMESIZE];
+		uint32_t size;
+		uint32_t at_start;            /**< available after the ports started */
+		uint32_t now;
+	} pool[4];
+	bool pools_full;                      /**< every pool back to its starting level */
+};
+
+struct gnio_pipeline;
+
+/** Fill @p c with testpmd's defaults (burst 32, 1024 descriptors, io engine, ...). */
+void gnio_pipeline_conf_defaults(struct gnio_pipeline_conf *c);
+
+/**
+ * Configure and start the ports, create pools, burst queues and the consumer,
+ * and place lcores. Forwarding does not start yet.
+ * @param err filled with a one-line reason on failure (names the port or option).
+ * @return the pipeline, or NULL with rte_errno: EINVAL (bad configuration),
+ *   ENOTSUP (a port cannot do what the mode needs), ENOENT (unknown consumer),
+ *   ENOMEM, ENODEV, or the error of a DPDK call.
+ */
+struct gnio_pipeline *gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err,
+		size_t err_len);
+
+/** Notes about placement and the data path (NUMA hops, why not gpudirect): count. */
+unsigned int gnio_pipeline_nb_notes(const struct gnio_pipeline *p);
+/** Note @p i. */
+const char *gnio_pipeline_note(const struct gnio_pipeline *p, unsigned int i);
+/** Data path in effect for port index @p i, and why. */
+const char *gnio_pipeline_datapath(const struct gnio_pipeline *p, uint16_t i);
+
+/**
+ * Start forwarding: the consumer, then the completion and RX lcores.
+ * @return 0, -EALREADY, -EBUSY (an lcore is busy), or the consumer's error.
+ */
+int gnio_pipeline_start(struct gnio_pipeline *p);
+
+/**
+ * Stop forwarding and drain: RX lcores publish what they hold and stop, the
+ * consumer completes every published item, the completion lcores transmit or
+ * free everything. @return 0, -EALREADY, or the consumer's error (-EIO,
+ * -ETIMEDOUT); in-flight packets are then dropped as consumer_error.
+ */
+int gnio_pipeline_stop(struct gnio_pipeline *p);
+
+/** True while forwarding. */
+bool gnio_pipeline_running(const struct gnio_pipeline *p);
+
+/**
+ * Check health while running.
+ * @return 0, 1 when --max-packets were received, -EIO / -ETIMEDOUT when the
+ *   consumer faulted or stalled (gnio_pipeline_error says how).
+ */
+int gnio_pipeline_poll(struct gnio_pipeline *p);
+
+/** Last error text of the consumer, "" if none. */
+const char *gnio_pipeline_error(const struct gnio_pipeline *p);
+
+/** Change the engine while stopped. @return 0, -EBUSY while running, -EINVAL. */
+int gnio_pipeline_set_engine(struct gnio_pipeline *p, const struct gnio_engine *e);
+
+/** The configuration in effect. */
+const struct gnio_pipeline_conf *gnio_pipeline_get_conf(const struct gnio_pipeline *p);
+
+/** Totals over all ports. */
+void gnio_pipeline_totals(const struct gnio_pipeline *p, struct gnio_counts *c);
+
+/** Counters of port index @p i (0..nb_ports-1). */
+void gnio_pipeline_port_counts(const struct gnio_pipeline *p, uint16_t i, struct gnio_counts *c);
+
+/** Packets the consumer ran the engine on. */
+uint64_t gnio_pipeline_processed(const struct gnio_pipeline *p);
+
+/** Latency histogram (TSC cycles) from rx_burst return to completion seen, all lcores. */
+void gnio_pipeline_latency(const struct gnio_pipeline *p, struct gnio_hist *h);
+
+/** Busy TSC cycles spent by RX and by completion work, summed over lcores. */
+void gnio_pipeline_cycles(const struct gnio_pipeline *p, uint64_t *rx_cycles,
+		uint64_t *comp_cycles);
+
+/** Reset counters and histograms (while stopped). */
+void gnio_pipeline_reset_stats(struct gnio_pipeline *p);
+
+/** Conservation and mempool checks (meaningful when stopped). */
+void gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk);
+
+/** Counter name of a drop reason. */
+const char *gnio_drop_name(unsigned int reason);
+
+/**
+ * Stop the ports, free what create made.
+ * @return 0, or -EBUSY when forwarding (stop first).
+ */
+int gnio_pipeline_destroy(struct gnio_pipeline *p);
+
+#endif /* GNIO_PIPELINE_H */

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Pipeline set-up, placement and lifecycle. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_gpudev.h>
+#include <rte_launch.h>
+#include <rte_malloc.h>
+
+#include "pipeline_priv.h"
+
+RTE_LOG_REGISTER(gnio_pipeline_logtype, gnio.pipeline, NOTICE);
+
+#define PL_POOL_CACHE 256
+#define PL_DRAIN_SECONDS 5
+
+static const char *const pl_drop_names[] = {
+#define PL_X_NAME(e, n, h) #n,
+	GNIO_DROP_REASONS(PL_X_NAME)
+#undef PL_X_NAME
+};
+
+const char *
+gnio_drop_name(unsigned int reason)
+{
+	return reason < GNIO_DROP_MAX ? pl_drop_names[reason] : "?";
+}
+
+void
+gnio_pipeline_conf_defaults(struct gnio_pipeline_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->nb_rxq = 1;
+	c->nb_txq = 1;
+	c->nb_rxd = 1024;
+	c->nb_txd = 1024;
+	c->burst = 32;
+	c->mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+	c->mem = GNIO_MEM_HOST;
+	c->gpu_id = 0;
+	c->consumer = "host";
+	c->engine = gnio_engine_find("io");
+	c->ring_items = 256;
+	c->nb_cores = 1;
+	c->txpkts = 64;
+	c->stall_ms = 1000;
+}
+
+static void __rte_format_printf(2, 3)
+pl_note(struct gnio_pipeline *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->nb_notes >= PL_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->notes[p->nb_notes], sizeof(p->notes[0]), fmt, ap);
+	va_end(ap);
+	PL_LOG(NOTICE, "%s", p->notes[p->nb_notes]);
+	p->nb_notes++;
+}
+
+#define PL_FAIL(errnum, ...) do { \
+	snprintf(err, err_len, __VA_ARGS__); \
+	PL_LOG(ERR, "%s", err); \
+	ret = -(errnum); \
+	goto fail; \
+} while (0)
+
+static const char *
+pl_port_name(uint16_t port)
+{
+	static char names[RTE_MAX_ETHPORTS][RTE_ETH_NAME_MAX_LEN];
+
+	if (rte_eth_dev_get_name_by_port(port, names[port]) != 0)
+		snprintf(names[port], sizeof(names[port]), "port%u", port);
+	return names[port];
+}
+
+/* Put RX queues on RX lcores, preferring each port's NUMA node. */
+static int
+pl_place(struct gnio_pipeline *p, unsigned int *workers, unsigned int nb_workers, char *err,
+		size_t err_len)
+{
+	const struct gnio_pipeline_conf *c = &p->conf;
+	bool host_consumer = p->consumer.ops->step != NULL;
+	unsigned int spare = nb_workers - c->nb_cores;
+	int ret = 0;
+
+	for (uint16_t i = 0; i < c->nb_cores; i++) {
+		struct pl_lcore *lc = &p->lc[p->nb_lc++];
+
+		lc->lcore_id = workers[i];
+		lc->socket = (int)rte_lcore_to_socket_id(workers[i]);
+		lc->p = p;
+	}
+	for (uint16_t i = 0; i < p->nb_rxq_total; i++) {
+		struct pl_rxq *rq = &p->rxq[i];
+		struct pl_lcore *best = NULL;
+
+		for (uint16_t l = 0; l < c->nb_cores; l++) {
+			struct pl_lcore *lc = &p->lc[l];
+			bool local = rq->socket < 0 || lc->socket == rq->socket;
+			bool best_local = best != NULL &&
+				(rq->socket < 0 || best->socket == rq->socket);
+
+			if (best == NULL || (local && !best_local) ||
+					(local == best_local && lc->nb_rxq < best->nb_rxq))
+				best = lc;
+		}
+		if (best->nb_rxq >= PL_MAX_RXQ_PER_LCORE)
+			PL_FAIL(EINVAL, "too many RX queues for %u lcores", c->nb_cores);
+		best->rxq[best->nb_rxq++] = rq;
+		rq->lcore = best->lcore_id;
+		if (rq->socket >= 0 && best->socket != rq->socket)
+			pl_note(p, "port %u (%s) queue %u is on NUMA %d but its RX lcore %u is on NUMA %d: "
+					"every packet crosses the inter-socket link",
+					rq->port, pl_port_name(rq->port), rq->queue, rq->socket,
+					best->lcore_id, best->socket);
+	}
+	/* Host consumer: a lcore of its own when there is one to spare. */
+	if (host_consumer) {
+		unsigned int id = spare > 0 ? workers[c->nb_cores] : workers[nb_workers - 1];
+		struct pl_lcore *lc = NULL;
+
+		for (uint16_t l = 0; l < p->nb_lc; l++)
+			if (p->lc[l].lcore_id == id)
+				lc = &p->lc[l];
+		if (lc == NULL) {
+			lc = &p->lc[p->nb_lc++];
+			lc->lcore_id = id;
+			lc->socket = (int)rte_lcore_to_socket_id(id);
+			lc->p = p;
+		}
+		lc->consumer = true;
+		if (spare == 0)
+			pl_note(p, "host consumer shares lcore %u with RX and completion work "
+					"(give the EAL more lcores for a dedicated one)", id);
+	}
+	/* Completion: one dedicated lcore if another is spare, else each RX lcore completes its own. */
+	if (spare >= (host_consumer ? 2u : 1u)) {
+		struct pl_lcore *lc = &p->lc[p->nb_lc++];
+		struct pl_comp *cs = &p->comp[p->nb_comp++];
+
+		lc->lcore_id = workers[c->nb_cores + (host_consumer ? 1 : 0)];
+		lc->socket = (int)rte_lcore_to_socket_id(lc->lcore_id);
+		lc->p = p;
+		lc->comp = cs;
+		cs->txq = 0;
+		for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+			cs->bq[cs->nb_bq++] = p->rxq[i].bq;
+	} else {
+		for (uint16_t l = 0; l < c->nb_cores; l++) {
+			struct pl_lcore *lc = &p->lc[l];
+			struct pl_comp *cs = &p->comp[p->nb_comp++];
+
+			lc->comp = cs;
+			cs->txq = l;
+			for (uint16_t i = 0; i < lc->nb_rxq; i++)
+				cs->bq[cs->nb_bq++] = lc->rxq[i]->bq;
+		}
+	}
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		p->lc[l].cnt = (struct pl_counts){ 0 };
+	return 0;
+fail:
+	return ret;
+}
+
+static int
+pl_port_setup(struct gnio_pipeline *p, uint16_t port, uint16_t nb_txq, char *err, size_t err_len)
+{
+	const struct gnio_pipeline_conf *c = &p->conf;
+	struct rte_eth_conf pc = { 0 };
+	struct rte_eth_dev_info di;
+	uint16_t nb_rxd = c->nb_rxd, nb_txd = c->nb_txd;
+	int socket = rte_eth_dev_socket_id(port);
+	int ret;
+
+	if (rte_eth_dev_info_get(port, &di) != 0)
+		PL_FAIL(ENODEV, "port %u: cannot read device info", port);
+	if (c->nb_rxq > di.max_rx_queues || nb_txq > di.max_tx_queues)
+		PL_FAIL(EINVAL, "port %u (%s): %u RX / %u TX queues asked, the PMD has at most %u / %u",
+				port, pl_port_name(port), c->nb_rxq, nb_txq, di.max_rx_queues,
+				di.max_tx_queues);
+	if (c->nb_rxq > 1) {
+		pc.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
+			di.flow_type_rss_offloads;
+		if (pc.rx_adv_conf.rss_conf.rss_hf != 0)
+			pc.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		else
+			pl_note(p, "port %u (%s): no RSS in this PMD; each queue gets what the PMD gives it",
+					port, pl_port_name(port));
+	}
+	if (c->split_hdr != 0) {
+		if (!(di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT))
+			PL_FAIL(ENOTSUP, "port %u (%s): --split needs RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT, "
+					"which %s does not offer", port, pl_port_name(port),
+					di.driver_name);
+		pc.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
+	}
+	ret = rte_eth_dev_configure(port, c->nb_rxq, nb_txq, &pc);
+	if (ret < 0)
+		PL_FAIL(-ret, "port %u (%s): configure: %s", port, pl_port_name(port),
+				rte_strerror(-ret));
+	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+	for (uint16_t q = 0; q < c->nb_rxq; q++) {
+		if (c->split_hdr != 0) {
+			struct rte_eth_rxconf rxc = di.default_rxconf;
+			union rte_eth_rxseg seg[2] = { 0 };
+
+			seg[0].split.mp = gnio_mem_pool_mp(p->hdr_pool);
+			seg[0].split.length = c->split_hdr;
+			seg[1].split.mp = gnio_mem_pool_mp(p->pool);
+			rxc.offloads = RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
+			rxc.rx_seg = seg;
+			rxc.rx_nseg = 2;
+			ret = rte_eth_rx_queue_setup(port, q, nb_rxd, socket, &rxc, NULL);
+		} else {
+			ret = rte_eth_rx_queue_setup(port, q, nb_rxd, socket, NULL,
+					gnio_mem_pool_mp(p->pool));
+		}
+		if (ret < 0)
+			PL_FAIL(-ret, "port %u (%s) RX queue %u: %s", port, pl_port_name(port), q,
+					rte_strerror(-ret));
+	}
+	for (uint16_t q = 0; q < nb_txq; q++) {
+		ret = rte_eth_tx_queue_setup(port, q, nb_txd, socket, NULL);
+		if (ret < 0)
+			PL_FAIL(-ret, "port %u (%s) TX queue %u: %s", port, pl_port_name(port), q,
+					rte_strerror(-ret));
+	}
+	rte_eth_promiscuous_enable(port);
+	return 0;
+fail:
+	return ret;
+}
+
+static void
+pl_datapath(struct gnio_pipeline *p, uint16_t i, const char *gpu_name)
+{
+	uint16_t port = p->conf.ports[i];
+	char why[160];
+	char *dp = p->datapath[i];
+	size_t len = sizeof(p->datapath[0]);
+
+	switch (p->conf.mem) {
+	case GNIO_MEM_GPU:
+		snprintf(dp, len, "port %u (%s) -> %s: gpudirect, packet data in GPU memory",
+				port, pl_port_name(port), gpu_name);
+		break;
+	case GNIO_MEM_PINNED:
+		if (gnio_mem_port_dma_check(port, why, sizeof(why)) == 0)
+			snprintf(dp, len, "port %u (%s) -> %s: pinned host memory (--mem=gpu would "
+					"use gpudirect)", port, pl_port_name(port), gpu_name);
+		else
+			snprintf(dp, len, "port %u (%s) -> %s: pinned host memory: %s", port,
+					pl_port_name(port), gpu_name, why);
+		break;
+	case GNIO_MEM_HOST:
+		snprintf(dp, len, "port %u (%s) -> %s: host memory, not registered with the GPU",
+				port, pl_port_name(port), gpu_name);
+		break;
+	}
+}
+
+static int
+pl_ctx_setup(struct gnio_pipeline *p)
+{
+	const struct gnio_pipeline_conf *c = &p->conf;
+	struct gnio_eng_ctx *x;
+
+	x = rte_zmalloc("gnio_ctx", sizeof(*x), RTE_CACHE_LINE_SIZE);
+	if (x == NULL)
+		return -ENOMEM;
+	if (rte_gpu_mem_register(c->gpu_id, sizeof(*x), x) < 0) {
+		rte_free(x);
+		return -rte_errno;
+	}
+	x->nb_ports = GNIO_MAX_PORTS;
+	x->engine = (uint16_t)c->engine->id;
+	for (uint16_t i = 0; i < c->nb_ports; i++) {
+		uint16_t port = c->ports[i];
+		uint16_t peer = (i ^ 1) < c->nb_ports ? c->ports[i ^ 1] : port;
+		struct rte_ether_addr mac = { 0 };
+
+		x->fwd_port[port] = peer;
+		rte_eth_macaddr_get(port, &mac);
+		memcpy(x->port_mac[port], mac.addr_bytes, 6);
+		if (c->peer_set[port]) {
+			memcpy(x->peer_mac[port], c->peer[port].addr_bytes, 6);
+		} else {
+			/* testpmd's default peer: locally administered 02:00:00:00:00:<port>. */
+			memset(x->peer_mac[port], 0, 6);
+			x->peer_mac[port][0] = 0x02;
+			x->peer_mac[port][5] = (uint8_t)port;
+		}
+	}
+	x->txonly_ip_src = (198u << 24) | (18u << 16) | 1u;
+	x->txonly_ip_dst = (198u << 24) | (18u << 16) | 2u;
+	x->txonly_udp_src = 9;
+	x->txonly_udp_dst = 9;
+	p->ctx = x;
+	return 0;
+}
+
+static uint32_t
+pl_auto_mbufs(const struct gnio_pipeline *p, uint16_t nb_txq, unsigned int nb_lcores)
+{
+	const struct gnio_pipeline_conf *c = &p->conf;
+	uint64_t n;
+
+	n = (uint64_t)p->nb_rxq_total * ((uint64_t)c->ring_items * c->burst + c->nb_rxd + c->burst);
+	n += (uint64_t)c->nb_ports * nb_txq * c->nb_txd;
+	n += (uint64_t)(nb_lcores + 1) * PL_POOL_CACHE * 3 / 2 + 1024;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+static int
+pl_validate(const struct gnio_pipeline_conf *c, unsigned int nb_workers, char *err, size_t err_len)
+{
+	int ret = 0;
+
+	if (c->nb_ports == 0)
+		PL_FAIL(EINVAL, "no ports: give the EAL a device (--vdev, -a) and check --portmask");
+	for (uint16_t i = 0; i < c->nb_ports; i++) {
+		if (!rte_eth_dev_is_valid_port(c->ports[i]))
+			PL_FAIL(ENODEV, "port %u does not exist", c->ports[i]);
+		if (c->ports[i] >= GNIO_MAX_PORTS)
+			PL_FAIL(EINVAL, "port %u: gnio is built for port ids below %u (-Dmax_ports)",
+					c->ports[i], GNIO_MAX_PORTS);
+	}
+	if (c->engine == NULL)
+		PL_FAIL(EINVAL, "no forwarding engine");
+	if (c->burst == 0 || c->burst > RTE_GPU_COMM_LIST_PKTS_MAX)
+		PL_FAIL(EINVAL, "--burst must be 1..%u", RTE_GPU_COMM_LIST_PKTS_MAX);
+	if (c->ring_items < 2 || !rte_is_power_of_2(c->ring_items))
+		PL_FAIL(EINVAL, "--ring-items must be a power of two >= 2");
+	if (c->nb_cores == 0 || c->nb_cores > nb_workers)
+		PL_FAIL(EINVAL, "--nb-cores=%u: the EAL gave %u worker lcores (-l)", c->nb_cores,
+				nb_workers);
+	if ((uint32_t)c->nb_ports * c->nb_rxq > PL_MAX_QUEUES)
+		PL_FAIL(EINVAL, "too many RX queues (%u ports x %u), at most %u", c->nb_ports,
+				c->nb_rxq, PL_MAX_QUEUES);
+	if (!rte_gpu_is_valid(c->gpu_id))
+		PL_FAIL(ENODEV, "GPU %d does not exist", c->gpu_id);
+	if (c->engine->generates && c->txpkts < GNIO_TXONLY_MIN_LEN)
+		PL_FAIL(EINVAL, "--txpkts must be at least %u for %s", GNIO_TXONLY_MIN_LEN,
+				c->engine->name);
+	if (c->engine->generates && c->txpkts > c->mbuf_size - RTE_PKTMBUF_HEADROOM)
+		PL_FAIL(EINVAL, "--txpkts=%u does not fit --mbuf-size=%u", c->txpkts, c->mbuf_size);
+	return 0;
+fail:
+	return ret;
+}
+
+struct gnio_pipeline *
+gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_len)
+{
+	unsigned int workers[RTE_MAX_LCORE], nb_workers = 0, lcore;
+	const struct gnio_consumer_ops *ops;
+	struct gnio_pipeline *p = NULL;
+	struct rte_gpu_info gi;
+	uint16_t nb_txq;
+	char why[160];
+	int ret = 0;
+
+	err[0] = '\0';
+	RTE_LCORE_FOREACH_WORKER(lcore)
+		workers[nb_workers++] = lcore;
+	ret = pl_validate(c, nb_workers, err, err_len);
+	if (ret != 0) {
+		rte_errno = -ret;
+		return NULL;
+	}
+	ops = gnio_consumer_find(c->consumer);
+	if (ops == NULL) {
+		snprintf(err, err_len, "--consumer=%s: not built in (have: %s)", c->consumer,
+				gnio_consumer_names());
+		rte_errno = ENOENT;
+		return NULL;
+	}
+	if (ops->step == NULL && c->mem == GNIO_MEM_HOST) {
+		snprintf(err, err_len, "--consumer=%s cannot read --mem=host (not registered with "
+				"the GPU); use --mem=pinned", c->consumer);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	/* A port that cannot do what the memory mode needs is refused before anything is made. */
+	if (c->mem == GNIO_MEM_GPU) {
+		for (uint16_t i = 0; i < c->nb_ports; i++) {
+			if (gnio_mem_port_dma_check(c->ports[i], why, sizeof(why)) != 0) {
+				snprintf(err, err_len, "--mem=gpu: port %u (%s): %s; use --mem=pinned",
+						c->ports[i], pl_port_name(c->ports[i]), why);
+				rte_errno = ENOTSUP;
+				return NULL;
+			}
+		}
+	}
+	p = rte_zmalloc("gnio_pipeline", sizeof(*p), RTE_CACHE_LINE_SIZE);
+	if (p == NULL) {
+		snprintf(err, err_len, "out of memory");
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	p->conf = *c;
+	p->consumer.ops = ops;
+	p->flush_cycles = (uint64_t)c->flush_us * rte_get_tsc_hz() / 1000000;
+	rte_gpu_info_get(c->gpu_id, &gi);
+	for (uint16_t i = 0; i < c->nb_ports; i++) {
+		uint16_t port = c->ports[i];
+		int socket = rte_eth_dev_socket_id(port);
+
+		p->port_fwd[port] = true;
+		if (socket >= 0 && gi.numa_node >= 0 && socket != gi.numa_node)
+			pl_note(p, "port %u (%s) is on NUMA %d, GPU %s on NUMA %d: packet data "
+					"crosses the inter-socket link", port, pl_port_name(port),
+					socket, gi.name, gi.numa_node);
+		for (uint16_t q = 0; q < c->nb_rxq; q++) {
+			struct pl_rxq *rq = &p->rxq[p->nb_rxq_total++];
+
+			rq->port = port;
+			rq->queue = q;
+			rq->socket = socket;
+		}
+		pl_datapath(p, i, gi.name);
+	}
+	/* Burst queues, one per RX queue. */
+	for (uint16_t i = 0; i < p->nb_rxq_total; i++) {
+		struct gnio_burstq_conf bc = {
+			.gpu_id = c->gpu_id,
+			.nb_items = c->ring_items,
+			.max_pkts = c->burst,
+			.socket = p->rxq[i].socket < 0 ? SOCKET_ID_ANY : p->rxq[i].socket,
+		};
+
+		p->rxq[i].bq = gnio_burstq_create(&bc);
+		if (p->rxq[i].bq == NULL)
+			PL_FAIL(rte_errno, "burst queue for port %u queue %u: %s", p->rxq[i].port,
+					p->rxq[i].queue, rte_strerror(rte_errno));
+	}
+	ret = pl_place(p, workers, nb_workers, err, err_len);
+	if (ret != 0)
+		goto fail;
+	nb_txq = RTE_MAX(c->nb_txq, p->nb_comp);
+	p->conf.nb_txq = nb_txq;
+	for (uint16_t i = 0; i < p->nb_comp; i++)
+		if (pl_comp_alloc(&p->comp[i], c->burst, SOCKET_ID_ANY) != 0)
+			PL_FAIL(ENOMEM, "out of memory for completion state");
+	/* Memory. */
+	{
+		struct gnio_mem_conf mc = {
+			.name = "gnio_mbufs",
+			.mode = c->mem,
+			.gpu_id = c->gpu_id,
+			.nb_mbufs = c->nb_mbufs ? c->nb_mbufs : pl_auto_mbufs(p, nb_txq, p->nb_lc),
+			.cache = PL_POOL_CACHE,
+			.data_room = c->mbuf_size,
+			.socket = gi.numa_node >= 0 ? gi.numa_node : SOCKET_ID_ANY,
+			.ports = c->ports,
+			.nb_ports = c->nb_ports,
+		};
+
+		p->pool = gnio_mem_pool_create(&mc);
+		if (p->pool == NULL)
+			PL_FAIL(rte_errno, "%s mbuf pool of %u mbufs: %s", gnio_mem_mode_name(c->mem),
+					mc.nb_mbufs, rte_strerror(rte_errno));
+		if (c->split_hdr != 0) {
+			mc.name = "gnio_hdrs";
+			mc.mode = c->mem == GNIO_MEM_HOST ? GNIO_MEM_HOST : GNIO_MEM_PINNED;
+			mc.data_room = RTE_PKTMBUF_HEADROOM + c->split_hdr;
+			p->hdr_pool = gnio_mem_pool_create(&mc);
+			if (p->hdr_pool == NULL)
+				PL_FAIL(rte_errno, "header pool: %s", rte_strerror(rte_errno));
+		}
+	}
+	ret = pl_ctx_setup(p);
+	if (ret != 0)
+		PL_FAIL(-ret, "engine context: %s", rte_strerror(-ret));
+	/* Consumer. */
+	p->consumer.qs = rte_zmalloc("gnio_cons", sizeof(void *) * p->nb_rxq_total, 0);
+	if (p->consumer.qs == NULL)
+		PL_FAIL(ENOMEM, "out of memory");
+	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+		p->consumer.qs[i] = p->rxq[i].bq;
+	p->consumer.nb_qs = p->nb_rxq_total;
+	p->consumer.gpu_id = c->gpu_id;
+	p->consumer.engine = c->engine;
+	p->consumer.ctx = p->ctx;
+	p->consumer.stall_ms = c->stall_ms;
+	if (rte_gpu_comm_create_flag(c->gpu_id, &p->consumer.quit, RTE_GPU_COMM_FLAG_CPU) < 0)
+		PL_FAIL(rte_errno, "quit flag: %s", rte_strerror(rte_errno));
+	ret = ops->create(&p->consumer);
+	if (ret != 0) {
+		p->consumer.ops = NULL;      /* nothing to destroy */
+		PL_FAIL(-ret, "consumer %s: %s", ops->name,
+				p->consumer.error[0] ? p->consumer.error : rte_strerror(-ret));
+	}
+	/* Ports. */
+	for (uint16_t i = 0; i < c->nb_ports; i++) {
+		ret = pl_port_setup(p, c->ports[i], nb_txq, err, err_len);
+		if (ret != 0)
+			goto fail;
+	}
+	for (uint16_t i = 0; i < c->nb_ports; i++) {
+		ret = rte_eth_dev_start(c->ports[i]);
+		if (ret < 0)
+			PL_FAIL(-ret, "port %u (%s): start: %s", c->ports[i],
+					pl_port_name(c->ports[i]), rte_strerror(-ret));
+	}
+	p->ports_started = true;
+	p->pool_start[0] = rte_mempool_avail_count(gnio_mem_pool_mp(p->pool));
+	if (p->hdr_pool != NULL)
+		p->pool_start[1] = rte_mempool_avail_count(gnio_mem_pool_mp(p->hdr_pool));
+	pl_telemetry_register(p);
+	return p;
+fail:
+	p->ports_started = true;      /* configured ports get stopped and closed */
+	gnio_pipeline_destroy(p);
+	rte_errno = ret < 0 ? -ret : ret;
+	return NULL;
+}
+
+unsigned int
+gnio_pipeline_nb_notes(const struct gnio_pipeline *p)
+{
+	return p->nb_notes;
+}
+
+const char *
+gnio_pipeline_note(const struct gnio_pipeline *p, unsigned int i)
+{
+	return i < p->nb_notes ? p->notes[i] : "";
+}
+
+const char *
+gnio_pipeline_datapath(const struct gnio_pipeline *p, uint16_t i)
+{
+	return i < p->conf.nb_ports ? p->datapath[i] : "";
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Completion path: act on the consumer's verdicts, in order, then free the item. */
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "pipeline_priv.h"
+
+int
+pl_comp_alloc(struct pl_comp *cs, uint16_t burst, int socket)
+{
+	for (uint16_t i = 0; i < GNIO_MAX_PORTS; i++) {
+		cs->tx_pkts[i] = rte_zmalloc_socket("gnio_comp", sizeof(void *) * burst, 0, socket);
+		if (cs->tx_pkts[i] == NULL)
+			return -ENOMEM;
+	}
+	cs->drop_pkts = rte_zmalloc_socket("gnio_comp", sizeof(void *) * burst, 0, socket);
+	return cs->drop_pkts == NULL ? -ENOMEM : 0;
+}
+
+void
+pl_comp_free(struct pl_comp *cs)
+{
+	for (uint16_t i = 0; i < GNIO_MAX_PORTS; i++) {
+		rte_free(cs->tx_pkts[i]);
+		cs->tx_pkts[i] = NULL;
+	}
+	rte_free(cs->drop_pkts);
+	cs->drop_pkts = NULL;
+}
+
+static inline void
+comp_tx(struct pl_lcore *lc, struct pl_comp *cs, uint16_t port, uint16_t rx_port)
+{
+	struct rte_mbuf **pkts = cs->tx_pkts[port];
+	uint16_t n = cs->tx_n[port], sent = 0;
+
+	for (int tries = 0; sent < n && tries < PL_TX_RETRIES; tries++)
+		sent += rte_eth_tx_burst(port, cs->txq, pkts + sent, n - sent);
+	lc->cnt.tx[port] += sent;
+	if (sent < n) {
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+		lc->cnt.drops[rx_port][GNIO_DROP_TX_FULL] += n - sent;
+	}
+	cs->tx_n[port] = 0;
+}
+
+static void
+comp_item(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs,
+		const struct gnio_bq_done *d)
+{
+	uint16_t touched[GNIO_MAX_PORTS];
+	uint16_t nb_touched = 0;
+	uint16_t nb_drop = 0;
+	uint16_t rx = d->rx_port;
+
+	for (uint32_t i = 0; i < d->nb; i++) {
+		uint16_t v = d->status == GNIO_BQ_DONE ? d->verdicts[i] :
+			gnio_verdict_drop(GNIO_DROP_CONSUMER);
+
+		if (!gnio_verdict_is_drop(v) && (v >= GNIO_MAX_PORTS || !p->port_fwd[v]))
+			v = gnio_verdict_drop(GNIO_DROP_NO_ROUTE);
+		if (gnio_verdict_is_drop(v)) {
+			lc->cnt.drops[rx][gnio_verdict_reason(v)]++;
+			cs->drop_pkts[nb_drop++] = d->mbufs[i];
+			continue;
+		}
+		if (cs->tx_n[v] == 0)
+			touched[nb_touched++] = v;
+		cs->tx_pkts[v][cs->tx_n[v]++] = d->mbufs[i];
+	}
+	for (uint16_t i = 0; i < nb_touched; i++)
+		comp_tx(lc, cs, touched[i], rx);
+	if (nb_drop != 0)
+		rte_pktmbuf_free_bulk(cs->drop_pkts, nb_drop);
+}
+
+unsigned int
+pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
+{
+	struct gnio_bq_done d;
+	unsigned int items = 0;
+	uint64_t t0 = rte_rdtsc();
+
+	for (uint16_t i = 0; i < cs->nb_bq; i++) {
+		struct gnio_burstq *bq = cs->bq[i];
+
+		while (gnio_burstq_peek_done(bq, &d)) {
+			uint64_t seen = rte_rdtsc();
+
+			gnio_hist_add(&lc->hist, seen - d.first_rx_tsc);
+			comp_item(p, lc, cs, &d);
+			gnio_burstq_release(bq);
+			items++;
+		}
+	}
+	if (items != 0)
+		lc->cnt.comp_cycles += rte_rdtsc() - t0;
+	return items;
+}

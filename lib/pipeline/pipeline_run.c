@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Pipeline lifecycle while running: lcore loop, start, stop with drain, stats, teardown. */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_gpudev.h>
+#include <rte_launch.h>
+#include <rte_malloc.h>
+
+#include "pipeline_priv.h"
+
+#define PL_DRAIN_SECONDS 5
+
+static int
+pl_lcore_main(void *arg)
+{
+	struct pl_lcore *lc = arg;
+	struct gnio_pipeline *p = lc->p;
+	struct gnio_consumer *cons = lc->consumer ? &p->consumer : NULL;
+	bool rx_on = lc->nb_rxq > 0;
+
+	while (__atomic_load_n(&p->exit_lcores, __ATOMIC_ACQUIRE) == 0) {
+		if (rx_on) {
+			if (__atomic_load_n(&p->run_rx, __ATOMIC_ACQUIRE) != 0) {
+				for (uint16_t i = 0; i < lc->nb_rxq; i++)
+					pl_rx_step(p, lc, lc->rxq[i]);
+			} else {
+				pl_rx_stop(p, lc);
+				rx_on = false;
+			}
+		}
+		if (cons != NULL)
+			cons->ops->step(cons);
+		if (lc->comp != NULL)
+			pl_comp_step(p, lc, lc->comp);
+	}
+	if (rx_on)
+		pl_rx_stop(p, lc);
+	return 0;
+}
+
+int
+gnio_pipeline_start(struct gnio_pipeline *p)
+{
+	int ret;
+
+	if (p->running)
+		return -EALREADY;
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		if (rte_eal_get_lcore_state(p->lc[l].lcore_id) != WAIT)
+			return -EBUSY;
+	p->ctx->engine = (uint16_t)p->conf.engine->id;
+	p->consumer.engine = p->conf.engine;
+	p->consumer.error[0] = '\0';
+	ret = p->consumer.ops->start(&p->consumer);
+	if (ret != 0)
+		return ret;
+	__atomic_store_n(&p->budget, (int64_t)p->conf.max_packets, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->exit_lcores, 0, __ATOMIC_RELAXED);
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		__atomic_store_n(&p->lc[l].rx_stopped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->run_rx, 1, __ATOMIC_RELEASE);
+	for (uint16_t l = 0; l < p->nb_lc; l++) {
+		ret = rte_eal_remote_launch(pl_lcore_main, &p->lc[l], p->lc[l].lcore_id);
+		if (ret != 0) {
+			PL_LOG(ERR, "cannot launch lcore %u: %s", p->lc[l].lcore_id,
+					rte_strerror(-ret));
+			__atomic_store_n(&p->run_rx, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&p->exit_lcores, 1, __ATOMIC_RELEASE);
+			rte_eal_mp_wait_lcore();
+			p->consumer.ops->stop(&p->consumer);
+			return ret;
+		}
+	}
+	p->running = true;
+	return 0;
+}
+
+static bool
+pl_wait(struct gnio_pipeline *p, bool (*done)(struct gnio_pipeline *))
+{
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * PL_DRAIN_SECONDS;
+
+	while (!done(p)) {
+		if (rte_get_timer_cycles() > deadline)
+			return false;
+		rte_delay_us_sleep(50);
+	}
+	return true;
+}
+
+static bool
+pl_rx_all_stopped(struct gnio_pipeline *p)
+{
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		if (p->lc[l].nb_rxq != 0 &&
+				__atomic_load_n(&p->lc[l].rx_stopped, __ATOMIC_ACQUIRE) == 0)
+			return false;
+	return true;
+}
+
+static bool
+pl_all_completed(struct gnio_pipeline *p)
+{
+	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+		if (gnio_burstq_in_flight(p->rxq[i].bq) != 0)
+			return false;
+	return true;
+}
+
+int
+gnio_pipeline_stop(struct gnio_pipeline *p)
+{
+	int ret;
+
+	if (!p->running)
+		return -EALREADY;
+	/* 1. RX lcores publish what they hold and stop receiving. */
+	__atomic_store_n(&p->run_rx, 0, __ATOMIC_RELEASE);
+	if (!pl_wait(p, pl_rx_all_stopped))
+		PL_LOG(ERR, "RX lcores did not stop in %d s", PL_DRAIN_SECONDS);
+	/* 2. The consumer completes every published item, then quits. */
+	ret = p->consumer.ops->stop(&p->consumer);
+	if (ret != 0) {
+		/* It cannot be trusted with what is left: fail those items, so they are freed. */
+		PL_LOG(ERR, "consumer %s: %s", p->consumer.ops->name, p->consumer.error);
+		for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+			gnio_burstq_fail_ready(p->rxq[i].bq);
+	}
+	/* 3. Completion lcores transmit or free everything. */
+	if (!pl_wait(p, pl_all_completed))
+		PL_LOG(ERR, "completion did not drain in %d s", PL_DRAIN_SECONDS);
+	__atomic_store_n(&p->exit_lcores, 1, __ATOMIC_RELEASE);
+	rte_eal_mp_wait_lcore();
+	/* Mbufs the PMDs still hold after transmission go back to the pool. */
+	for (uint16_t i = 0; i < p->conf.nb_ports; i++)
+		for (uint16_t q = 0; q < p->conf.nb_txq; q++)
+			rte_eth_tx_done_cleanup(p->conf.ports[i], q, 0);
+	p->running = false;
+	return ret;
+}
+
+bool
+gnio_pipeline_running(const struct gnio_pipeline *p)
+{
+	return p->running;
+}
+
+int
+gnio_pipeline_poll(struct gnio_pipeline *p)
+{
+	struct gnio_counts t;
+	int ret;
+
+	if (!p->running)
+		return 0;
+	if (p->consumer.ops->poll != NULL) {
+		ret = p->consumer.ops->poll(&p->consumer);
+		if (ret != 0)
+			return ret;
+	}
+	if (p->conf.max_packets != 0 && __atomic_load_n(&p->budget, __ATOMIC_RELAXED) == 0) {
+		gnio_pipeline_totals(p, &t);
+		if (t.rx >= p->conf.max_packets)
+			return 1;
+	}
+	return 0;
+}
+
+const char *
+gnio_pipeline_error(const struct gnio_pipeline *p)
+{
+	return p->consumer.error;
+}
+
+int
+gnio_pipeline_set_engine(struct gnio_pipeline *p, const struct gnio_engine *e)
+{
+	if (e == NULL)
+		return -EINVAL;
+	if (p->running)
+		return -EBUSY;
+	if (e->generates && p->conf.txpkts < GNIO_TXONLY_MIN_LEN)
+		return -EINVAL;
+	p->conf.engine = e;
+	return 0;
+}
+
+const struct gnio_pipeline_conf *
+gnio_pipeline_get_conf(const struct gnio_pipeline *p)
+{
+	return &p->conf;
+}
+
+static void
+pl_sum_port(const struct gnio_pipeline *p, uint16_t port, struct gnio_counts *c)
+{
+	for (uint16_t l = 0; l < p->nb_lc; l++) {
+		const struct pl_counts *k = &p->lc[l].cnt;
+
+		c->rx += __atomic_load_n(&k->rx[port], __ATOMIC_RELAXED);
+		c->tx += __atomic_load_n(&k->tx[port], __ATOMIC_RELAXED);
+		for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
+			c->drops[r] += __atomic_load_n(&k->drops[port][r], __ATOMIC_RELAXED);
+	}
+}
+
+void
+gnio_pipeline_port_counts(const struct gnio_pipeline *p, uint16_t i, struct gnio_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (i < p->conf.nb_ports)
+		pl_sum_port(p, p->conf.ports[i], c);
+}
+
+void
+gnio_pipeline_totals(const struct gnio_pipeline *p, struct gnio_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (uint16_t i = 0; i < p->conf.nb_ports; i++)
+		pl_sum_port(p, p->conf.ports[i], c);
+}
+
+uint64_t
+gnio_pipeline_processed(const struct gnio_pipeline *p)
+{
+	struct gnio_consumer_stats st = { 0 };
+
+	p->consumer.ops->stats((struct gnio_consumer *)(uintptr_t)&p->consumer, &st);
+	return st.pkts;
+}
+
+void
+gnio_pipeline_latency(const struct gnio_pipeline *p, struct gnio_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		gnio_hist_merge(h, &p->lc[l].hist);
+}
+
+void
+gnio_pipeline_cycles(const struct gnio_pipeline *p, uint64_t *rx_cycles, uint64_t *comp_cycles)
+{
+	*rx_cycles = 0;
+	*comp_cycles = 0;
+	for (uint16_t l = 0; l < p->nb_lc; l++) {
+		*rx_cycles += __atomic_load_n(&p->lc[l].cnt.rx_cycles, __ATOMIC_RELAXED);
+		*comp_cycles += __atomic_load_n(&p->lc[l].cnt.comp_cycles, __ATOMIC_RELAXED);
+	}
+}
+
+void
+gnio_pipeline_reset_stats(struct gnio_pipeline *p)
+{
+	if (p->running)
+		return;
+	for (uint16_t l = 0; l < p->nb_lc; l++) {
+		memset(&p->lc[l].cnt, 0, sizeof(p->lc[l].cnt));
+		memset(&p->lc[l].hist, 0, sizeof(p->lc[l].hist));
+	}
+}
+
+void
+gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
+{
+	const struct gnio_mem_pool *pools[2] = { p->pool, p->hdr_pool };
+
+	memset(chk, 0, sizeof(*chk));
+	gnio_pipeline_totals(p, &chk->total);
+	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
+		chk->dropped += chk->total.drops[r];
+	chk->conserved = chk->total.rx == chk->total.tx + chk->dropped;
+	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+		chk->in_flight += gnio_burstq_in_flight(p->rxq[i].bq);
+	chk->pools_full = true;
+	for (unsigned int i = 0; i < 2; i++) {
+		struct rte_mempool *mp;
+
+		if (pools[i] == NULL)
+			continue;
+		mp = gnio_mem_pool_mp(pools[i]);
+		snprintf(chk->pool[chk->nb_pools].name, sizeof(chk->pool[0].name), "%s", mp->name);
+		chk->pool[chk->nb_pools].size = mp->size;
+		chk->pool[chk->nb_pools].at_start = p->pool_start[i];
+		chk->pool[chk->nb_pools].now = rte_mempool_avail_count(mp);
+		if (chk->pool[chk->nb_pools].now != p->pool_start[i])
+			chk->pools_full = false;
+		chk->nb_pools++;
+	}
+}
+
+int
+gnio_pipeline_destroy(struct gnio_pipeline *p)
+{
+	if (p == NULL)
+		return 0;
+	if (p->running)
+		return -EBUSY;
+	pl_telemetry_unregister(p);
+	if (p->ports_started) {
+		for (uint16_t i = 0; i < p->conf.nb_ports; i++) {
+			rte_eth_dev_stop(p->conf.ports[i]);
+			rte_eth_dev_close(p->conf.ports[i]);
+		}
+	}
+	if (p->consumer.ops != NULL && p->consumer.ops->destroy != NULL)
+		p->consumer.ops->destroy(&p->consumer);
+	if (p->consumer.quit.ptr != NULL)
+		rte_gpu_comm_destroy_flag(&p->consumer.quit);
+	rte_free(p->consumer.qs);
+	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+		if (p->rxq[i].bq != NULL && gnio_burstq_destroy(p->rxq[i].bq) != 0)
+			PL_LOG(ERR, "burst queue of port %u queue %u still busy", p->rxq[i].port,
+					p->rxq[i].queue);
+	for (uint16_t i = 0; i < p->nb_comp; i++)
+		pl_comp_free(&p->comp[i]);
+	if (p->ctx != NULL) {
+		rte_gpu_mem_unregister(p->conf.gpu_id, p->ctx);
+		rte_free(p->ctx);
+	}
+	if (p->hdr_pool != NULL && gnio_mem_pool_free(p->hdr_pool) != 0)
+		PL_LOG(ERR, "header pool: mbufs still out, not freed");
+	if (p->pool != NULL && gnio_mem_pool_free(p->pool) != 0)
+		PL_LOG(ERR, "mbuf pool: mbufs still out, not freed");
+	rte_free(p);
+	return 0;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Receive path: rx_burst (or allocation, for generating engines) into burst queues. */
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "pipeline_priv.h"
+
+/* Reserve up to @p want packets of the --max-packets budget. */
+static inline uint32_t
+rx_reserve(struct gnio_pipeline *p, uint32_t want)
+{
+	int64_t left, take;
+
+	if (p->conf.max_packets == 0)
+		return want;
+	left = __atomic_load_n(&p->budget, __ATOMIC_RELAXED);
+	do {
+		if (left <= 0)
+			return 0;
+		take = left < want ? left : want;
+	} while (!__atomic_compare_exchange_n(&p->budget, &left, left - take, false,
+			__ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return (uint32_t)take;
+}
+
+static inline void
+rx_unreserve(struct gnio_pipeline *p, uint32_t n)
+{
+	if (p->conf.max_packets != 0 && n != 0)
+		__atomic_fetch_add(&p->budget, n, __ATOMIC_RELAXED);
+}
+
+static inline uint16_t
+rx_generate(struct gnio_pipeline *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (rte_pktmbuf_alloc_bulk(gnio_mem_pool_mp(p->pool), pkts, n) != 0)
+		return 0;
+	for (uint16_t i = 0; i < n; i++) {
+		pkts[i]->data_len = p->conf.txpkts;
+		pkts[i]->pkt_len = p->conf.txpkts;
+	}
+	return n;
+}
+
+void
+pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
+{
+	struct rte_mbuf *pkts[RTE_GPU_COMM_LIST_PKTS_MAX];
+	struct gnio_burstq *bq = rq->bq;
+	uint64_t t0 = rte_rdtsc();
+	uint32_t room, want;
+	uint16_t n;
+
+	room = gnio_burstq_room(bq);
+	if (room == 0) {
+		if (p->conf.overload == GNIO_OVERLOAD_BACKPRESSURE || p->conf.engine->generates)
+			return;
+		/* Ring full: receive and drop, counted, so the NIC is not blamed. */
+		want = rx_reserve(p, p->conf.burst);
+		n = want ? rte_eth_rx_burst(rq->port, rq->queue, pkts, (uint16_t)want) : 0;
+		rx_unreserve(p, want - n);
+		if (n != 0) {
+			rte_pktmbuf_free_bulk(pkts, n);
+			lc->cnt.rx[rq->port] += n;
+			lc->cnt.drops[rq->port][GNIO_DROP_RING_FULL] += n;
+			lc->cnt.rx_cycles += rte_rdtsc() - t0;
+		}
+		return;
+	}
+	want = rx_reserve(p, RTE_MIN(room, (uint32_t)p->conf.burst));
+	if (want == 0)
+		n = 0;
+	else if (p->conf.engine->generates)
+		n = rx_generate(p, pkts, (uint16_t)want);
+	else
+		n = rte_eth_rx_burst(rq->port, rq->queue, pkts, (uint16_t)want);
+	rx_unreserve(p, want - n);
+	if (n != 0) {
+		uint64_t now = rte_rdtsc();
+
+		gnio_burstq_add(bq, pkts, n, rq->port, now);
+		lc->cnt.rx[rq->port] += n;
+	}
+	if (gnio_burstq_pending(bq) != 0 && (p->flush_cycles == 0 ||
+			rte_rdtsc() - gnio_burstq_pending_since(bq) >= p->flush_cycles))
+		gnio_burstq_publish(bq);
+	if (n != 0)
+		lc->cnt.rx_cycles += rte_rdtsc() - t0;
+}
+
+void
+pl_rx_stop(struct gnio_pipeline *p, struct pl_lcore *lc)
+{
+	RTE_SET_USED(p);
+	for (uint16_t i = 0; i < lc->nb_rxq; i++)
+		gnio_burstq_publish(lc->rxq[i]->bq);
+	__atomic_store_n(&lc->rx_stopped, 1, __ATOMIC_RELEASE);
+}
