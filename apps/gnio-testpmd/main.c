@@ -145,6 +145,12 @@ main(int argc, char **argv)
 	int ret, status = 0;
 
 	/* The app's options first: a bad value exits 2 before the EAL starts. */
+	for (int i = 1; sep < 0 && i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			app_usage();
+			return 0;
+		}
+	}
 	if (sep >= 0) {
 		argv[sep] = argv[0];
 		app_parse(argc - sep, argv + sep, &o);

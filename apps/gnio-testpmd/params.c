@@ -56,6 +56,7 @@ app_usage(void)
 		"  --duration=S          stop after S seconds\n"
 		"  --stall-ms=N          GPU consumer watchdog (1000)\n"
 		"  --json=FILE           machine-readable summary at exit\n"
+		"  --slow-consumer-us=N  fault injection: the consumer spends N us more per item\n"
 		"  --demo                run the built-in demo (net_null pair, macswap)\n",
 		gnio_engine_names(), gnio_consumer_names());
 }
@@ -99,7 +100,7 @@ enum {
 	OPT_FWD = 256, OPT_PORTMASK, OPT_RXQ, OPT_TXQ, OPT_RXD, OPT_TXD, OPT_BURST, OPT_NB_CORES,
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
-	OPT_JSON, OPT_STALL, OPT_DEMO, OPT_HELP,
+	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_DEMO, OPT_HELP,
 };
 
 static const struct option app_long[] = {
@@ -129,6 +130,7 @@ static const struct option app_long[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "stall-ms", required_argument, NULL, OPT_STALL },
+	{ "slow-consumer-us", required_argument, NULL, OPT_SLOW },
 	{ "demo", no_argument, NULL, OPT_DEMO },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -217,6 +219,9 @@ app_parse(int argc, char **argv, struct app_opts *o)
 			o->json = optarg;
 			break;
 		case OPT_STALL: c->stall_ms = (uint32_t)parse_u64(name, optarg, 1, 3600000, 10); break;
+		case OPT_SLOW:
+			c->slow_consumer_us = (uint32_t)parse_u64(name, optarg, 1, 1000000, 10);
+			break;
 		case OPT_DEMO: o->demo = true; break;
 		case OPT_HELP: app_usage(); exit(0);
 		case ':':

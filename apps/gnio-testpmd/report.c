@@ -127,8 +127,14 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 	for (uint16_t i = 0; i < c->nb_ports; i++) {
 		struct gnio_counts k;
 
+		struct rte_ether_addr mac = { 0 };
+		char macs[RTE_ETHER_ADDR_FMT_SIZE];
+
 		gnio_pipeline_port_counts(p, i, &k);
-		fprintf(f, "%s\n    {\"port\": %u, \"counts\": ", i ? "," : "", c->ports[i]);
+		rte_eth_macaddr_get(c->ports[i], &mac);
+		rte_ether_format_addr(macs, sizeof(macs), &mac);
+		fprintf(f, "%s\n    {\"port\": %u, \"mac\": \"%s\", \"counts\": ", i ? "," : "",
+				c->ports[i], macs);
 		json_counts(f, &k);
 		fprintf(f, ", \"datapath\": \"%s\"}", gnio_pipeline_datapath(p, i));
 	}

@@ -324,6 +324,12 @@ gnio_burstq_fail_ready(struct gnio_burstq *q)
 }
 
 uint32_t
+gnio_burstq_published(const struct gnio_burstq *q)
+{
+	return gnio_shm_flag_load(&q->published);
+}
+
+uint32_t
 gnio_burstq_in_flight(const struct gnio_burstq *q)
 {
 	return gnio_shm_flag_load(&q->published) - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);

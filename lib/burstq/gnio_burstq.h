@@ -92,6 +92,12 @@ void gnio_burstq_release(struct gnio_burstq *q);
  */
 uint32_t gnio_burstq_fail_ready(struct gnio_burstq *q);
 
+/**
+ * Sequence number of the next item to be published (items published so far).
+ * A consumer starting after a stop (everything drained or failed) begins here.
+ */
+uint32_t gnio_burstq_published(const struct gnio_burstq *q);
+
 /** Items published and not yet released. */
 uint32_t gnio_burstq_in_flight(const struct gnio_burstq *q);
 

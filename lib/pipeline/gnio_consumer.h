@@ -63,6 +63,7 @@ struct gnio_consumer {
 	const struct gnio_engine *engine;
 	struct gnio_eng_ctx *ctx;         /**< registered with the GPU */
 	uint32_t stall_ms;                /**< watchdog: no progress this long while items wait */
+	uint32_t slow_us;                 /**< fault injection: extra time spent per item */
 	/* Quit flag (CPU writes, consumer polls) for every spin loop. */
 	struct rte_gpu_comm_flag quit;
 	/* Consumer-private state and the last error text. */

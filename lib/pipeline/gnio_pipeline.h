@@ -53,6 +53,7 @@ struct gnio_pipeline_conf {
 	uint16_t nb_cores;                   /**< RX lcores */
 	uint16_t txpkts;                     /**< txonly packet length */
 	uint32_t stall_ms;                   /**< consumer watchdog */
+	uint32_t slow_consumer_us;           /**< fault injection: consumer waits this long per item */
 	bool peer_set[GNIO_MAX_PORTS];
 	struct rte_ether_addr peer[GNIO_MAX_PORTS];   /**< --eth-peer */
 };

@@ -493,6 +493,7 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 	p->consumer.engine = c->engine;
 	p->consumer.ctx = p->ctx;
 	p->consumer.stall_ms = c->stall_ms;
+	p->consumer.slow_us = c->slow_consumer_us;
 	if (rte_gpu_comm_create_flag(c->gpu_id, &p->consumer.quit, RTE_GPU_COMM_FLAG_CPU) < 0)
 		PL_FAIL(rte_errno, "quit flag: %s", rte_strerror(rte_errno));
 	ret = ops->create(&p->consumer);

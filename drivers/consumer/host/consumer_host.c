@@ -80,6 +80,9 @@ chost_start(struct gnio_consumer *c)
 	struct chost *h = c->priv;
 
 	h->item = chost_items[c->engine->id];
+	/* After a stop every item was completed or failed: begin at the next one. */
+	for (uint32_t qi = 0; qi < c->nb_qs; qi++)
+		h->cons[qi] = gnio_burstq_published(c->qs[qi]);
 	gnio_shm_flag_store(&h->drained, 0);
 	return rte_gpu_comm_set_flag(&c->quit, 0);
 }
@@ -104,6 +107,8 @@ chost_step(struct gnio_consumer *c)
 			h->item(ctx, it, &d->verdicts[(size_t)slot * d->max_pkts],
 					d->item_port[slot]);
 			h->pkts += it->num_pkts;
+			if (unlikely(c->slow_us != 0))
+				rte_delay_us_block(c->slow_us);
 			gnio_shm_status_release(it->status_d, GNIO_BQ_DONE);
 			h->cons[qi]++;
 			done++;

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Helpers for integration tests: run gnio-testpmd with EAL memory options that
+work with and without hugepages, read its JSON summary."""
+import json
+import os
+import subprocess
+import sys
+
+BUILD = os.environ.get("GNIO_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+TESTPMD = os.path.join(BUILD, "apps", "gnio-testpmd", "gnio-testpmd")
+SKIP = 77
+
+
+def have_hugepages():
+    if os.environ.get("GNIO_NO_HUGE", "0") not in ("", "0"):
+        return False
+    try:
+        free = [int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("HugePages_Free")][0]
+    except (OSError, IndexError):
+        return False
+    return free >= 128 and "hugetlbfs" in open("/proc/mounts").read()
+
+
+def eal_mem(prefix=None):
+    """EAL memory arguments; a file prefix only when another process must attach."""
+    if have_hugepages():
+        args = ["-m", "256"]
+        args += ["--file-prefix=" + prefix] if prefix else ["--in-memory"]
+    else:
+        args = ["--no-huge", "-m", "512"] + (["--file-prefix=" + prefix] if prefix else ["--no-shconf"])
+    return args + ["--no-pci", "--log-level=lib.eal:error"]
+
+
+# Four lcores on however many CPUs there are (2 on CI): oversubscribed, but each role has its own.
+LCORES4 = ["--lcores", "0@0,1@1,2@0,3@1"]
+
+
+def run_testpmd(eal, app, timeout=60, check=True, prefix=None, lcores=("-l", "0-1")):
+    cmd = [TESTPMD] + list(lcores) + eal_mem(prefix) + eal + ["--"] + app
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        sys.stderr.write("command: %s\nstdout:\n%s\nstderr:\n%s\n" % (" ".join(cmd), r.stdout, r.stderr))
+        raise SystemExit("FAIL: gnio-testpmd exited %d" % r.returncode)
+    return r
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+class Checker:
+    def __init__(self, name):
+        self.name = name
+        self.failures = 0
+
+    def check(self, cond, what):
+        if not cond:
+            print("FAIL: " + what)
+            self.failures += 1
+
+    def finish(self):
+        if self.failures:
+            print("%s: %d check(s) failed" % (self.name, self.failures))
+            sys.exit(1)
+        print("%s: all checks passed" % self.name)
+        sys.exit(0)

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Every bad option value exits 2 with one line naming the option and the reason;
+--mem=gpu on a virtual port is refused cleanly, suggesting --mem=pinned."""
+import subprocess
+
+from gnio_run import TESTPMD, Checker, eal_mem
+
+BAD = [
+    (["--forward-mode=nope"], "--forward-mode"),
+    (["--burst=0"], "--burst"),
+    (["--burst=1025"], "--burst"),
+    (["--burst=abc"], "--burst"),
+    (["--burst=-3"], "--burst"),
+    (["--rxq=0"], "--rxq"),
+    (["--txq=65"], "--txq"),
+    (["--rxd=0"], "--rxd"),
+    (["--txd=99999"], "--txd"),
+    (["--nb-cores=0"], "--nb-cores"),
+    (["--nb-cores=9"], "--nb-cores"),
+    (["--stats-period=0"], "--stats-period"),
+    (["--total-num-mbufs=10"], "--total-num-mbufs"),
+    (["--mbuf-size=12"], "--mbuf-size"),
+    (["--eth-peer=0"], "--eth-peer"),
+    (["--eth-peer=0,zz:zz"], "--eth-peer"),
+    (["--eth-peer=99,02:00:00:00:00:01"], "--eth-peer"),
+    (["--txpkts=10"], "--txpkts"),
+    (["--mem=vram"], "--mem"),
+    (["--gpu="], "--gpu"),
+    (["--gpu=nosuchgpu"], "--gpu"),
+    (["--consumer=nope"], "--consumer"),
+    (["--flush-us=x"], "--flush-us"),
+    (["--ring-items=3"], "--ring-items"),
+    (["--ring-items=1"], "--ring-items"),
+    (["--split=2"], "--split"),
+    (["--split=64"], "--split"),
+    (["--overload=maybe"], "--overload"),
+    (["--max-packets=0"], "--max-packets"),
+    (["--duration=0"], "--duration"),
+    (["--portmask=0"], "--portmask"),
+    (["--portmask=4"], "--portmask"),
+    (["--portmask=xyz"], "--portmask"),
+    (["--json="], "--json"),
+    (["--stall-ms=0"], "--stall-ms"),
+    (["--slow-consumer-us=0"], "--slow-consumer-us"),
+    (["--bogus"], "--bogus"),
+    (["--burst"], "--burst"),
+    (["stray"], "stray"),
+    (["--mem=gpu"], "--mem=pinned"),
+    (["--consumer=host", "--forward-mode=txonly", "--txpkts=3000"], "--txpkts"),
+]
+
+
+def main():
+    ck = Checker("options")
+    base = [TESTPMD, "-l", "0-1"] + eal_mem() + ["--vdev=net_null0", "--vdev=net_null1", "--"]
+    for args, needle in BAD:
+        r = subprocess.run(base + args + ["--duration=1"], capture_output=True, text=True, timeout=60)
+        lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-testpmd:")]
+        ck.check(r.returncode == 2, "%s: exit %d, expected 2 (stderr: %s)" % (args, r.returncode, r.stderr.strip()))
+        ck.check(len(lines) == 1 and needle in lines[0],
+                 "%s: want one line naming %s, got %r" % (args, needle, lines))
+    r = subprocess.run([TESTPMD, "--help"], capture_output=True, text=True, timeout=30)
+    ck.check(r.returncode == 0 and "--forward-mode" in r.stdout, "--help")
+    ck.finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""While gnio-testpmd forwards: dpdk-telemetry.py reads /gnio/stats, /gnio/ports,
+/gnio/config and /gnio/latency; dpdk-dumpcap (a secondary process, so it needs
+hugepages) captures packets of port 0 through rte_pdump. At exit the
+conservation law and the mempool level still hold."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from gnio_run import TESTPMD, Checker, eal_mem, have_hugepages, load_json
+
+ck = Checker("telemetry-dumpcap")
+tmp = tempfile.mkdtemp(prefix="gnio-tel-")
+prefix = "gnio-tel-%d" % os.getpid()
+js = os.path.join(tmp, "out.json")
+proc = subprocess.Popen([TESTPMD, "-l", "0-1"] + eal_mem(prefix) + ["--vdev=net_null0", "--vdev=net_null1", "--",
+                        "--forward-mode=macswap", "--duration=7", "--json=" + js],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+time.sleep(2.5)
+
+
+def telemetry(cmd):
+    r = subprocess.run(["dpdk-telemetry.py", "-f", prefix], input=cmd + "\n", capture_output=True,
+                       text=True, timeout=30)
+    for line in r.stdout.splitlines():
+        line = line.strip().lstrip("-> ").strip()
+        if line.startswith("{") and cmd in line:
+            return json.loads(line)[cmd]
+    ck.check(False, "telemetry %s: no answer:\n%s\n%s" % (cmd, r.stdout, r.stderr))
+    return {}
+
+
+stats = telemetry("/gnio/stats")
+ck.check(stats.get("rx", 0) > 0 and stats.get("running") == 1, "/gnio/stats: %s" % stats)
+ck.check("ring_full" in stats and "processed" in stats, "/gnio/stats has drops by reason")
+ports = telemetry("/gnio/ports")
+ck.check("0" in ports and "net_null0" in ports.get("0", {}).get("datapath", ""), "/gnio/ports: %s" % ports)
+conf = telemetry("/gnio/config")
+ck.check(conf.get("forward_mode") == "macswap" and conf.get("consumer") == "host", "/gnio/config: %s" % conf)
+lat = telemetry("/gnio/latency")
+ck.check(lat.get("bursts", 0) > 0 and 0 < lat.get("p50_ns", 0) <= lat.get("p99_ns", 0), "/gnio/latency: %s" % lat)
+
+if have_hugepages() and shutil.which("dpdk-dumpcap"):
+    cap = os.path.join(tmp, "cap.pcapng")
+    r = subprocess.run(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", "net_null0", "-c", "64", "-w", cap],
+                       capture_output=True, text=True, timeout=30)
+    ck.check(r.returncode == 0 and os.path.getsize(cap) > 64 * 64, "dpdk-dumpcap captured:\n%s%s" % (r.stdout, r.stderr))
+else:
+    print("dpdk-dumpcap part not run: it is a secondary process and needs hugepages")
+out, _ = proc.communicate(timeout=60)
+ck.check(proc.returncode == 0, "gnio-testpmd exit %d:\n%s" % (proc.returncode, out))
+s = load_json(js)
+ck.check(s["conserved"] and s["pools_full"], "conservation and mempool with pdump attached")
+ck.finish()
