@@ -154,6 +154,8 @@ main(int argc, char **argv)
 	if (sep >= 0) {
 		argv[sep] = argv[0];
 		app_parse(argc - sep, argv + sep, &o);
+	} else if (argc > 1 && strcmp(argv[1], "--demo") == 0) {
+		app_parse(argc, argv, &o);      /* demo: its own EAL set-up, every argument is ours */
 	} else {
 		app_parse(1, argv, &o);
 	}
@@ -203,10 +205,12 @@ main(int argc, char **argv)
 		struct rte_gpu_info gi;
 
 		rte_gpu_info_get(o.conf.gpu_id, &gi);
+		const struct gnio_pipeline_conf *pc = gnio_pipeline_get_conf(p);
+
 		printf(APP ": forward-mode %s, consumer %s, GPU %s (NUMA %d), mem %s, burst %u, "
-				"ring %u items, %u RX lcore(s)\n", o.forward_mode, o.consumer,
-				gi.name, gi.numa_node, gnio_mem_mode_name(o.conf.mem), o.conf.burst,
-				o.conf.ring_items, o.conf.nb_cores);
+				"items of %u packets, ring %u items, %u RX lcore(s)\n", o.forward_mode,
+				o.consumer, gi.name, gi.numa_node, gnio_mem_mode_name(o.conf.mem),
+				pc->burst, pc->item_pkts, pc->ring_items, pc->nb_cores);
 	}
 	for (uint16_t i = 0; i < o.conf.nb_ports; i++)
 		printf(APP ": %s\n", gnio_pipeline_datapath(p, i));
@@ -230,6 +234,8 @@ main(int argc, char **argv)
 			return 1;
 		}
 		printf(APP ": forwarding; Ctrl-C to stop\n");
+		if (o.stats_period)
+			app_stats_line(p);      /* baseline: the first line comes one period later */
 		fflush(stdout);
 		t_stats = t_start;
 		while (!app_quit) {

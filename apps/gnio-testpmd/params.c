@@ -48,7 +48,8 @@ app_usage(void)
 		"  --mem=host|pinned|gpu packet memory (default: pinned for a GPU consumer, else host)\n"
 		"  --gpu=auto|host|NAME  gpudev device (auto: a CUDA GPU, else the host device)\n"
 		"  --consumer=NAME       %s (default: from the GPU)\n"
-		"  --flush-us=N          publish a partial burst after N us (0: every rx_burst)\n"
+		"  --item-pkts=N         packets per burst-queue item, >= --burst (default 4 x burst)\n"
+		"  --flush-us=N          publish a partial item after N us (0: when rx_burst comes back short)\n"
 		"  --ring-items=N        burst-queue items per RX queue, power of two (256)\n"
 		"  --split=N             header/data split: first N bytes in host memory\n"
 		"  --overload=drop|backpressure   full burst queue: drop and count, or stop polling\n"
@@ -100,7 +101,7 @@ enum {
 	OPT_FWD = 256, OPT_PORTMASK, OPT_RXQ, OPT_TXQ, OPT_RXD, OPT_TXD, OPT_BURST, OPT_NB_CORES,
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
-	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_DEMO, OPT_HELP,
+	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_ITEM, OPT_DEMO, OPT_HELP,
 };
 
 static const struct option app_long[] = {
@@ -124,6 +125,7 @@ static const struct option app_long[] = {
 	{ "consumer", required_argument, NULL, OPT_CONSUMER },
 	{ "flush-us", required_argument, NULL, OPT_FLUSH },
 	{ "ring-items", required_argument, NULL, OPT_RING },
+	{ "item-pkts", required_argument, NULL, OPT_ITEM },
 	{ "split", required_argument, NULL, OPT_SPLIT },
 	{ "overload", required_argument, NULL, OPT_OVERLOAD },
 	{ "max-packets", required_argument, NULL, OPT_MAX },
@@ -202,6 +204,7 @@ app_parse(int argc, char **argv, struct app_opts *o)
 			if ((c->ring_items & (c->ring_items - 1)) != 0)
 				app_fail("--ring-items=%s: must be a power of two", optarg);
 			break;
+		case OPT_ITEM: c->item_pkts = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
 		case OPT_SPLIT: c->split_hdr = (uint16_t)parse_u64(name, optarg, 14, 1024, 10); break;
 		case OPT_OVERLOAD:
 			if (strcmp(optarg, "drop") == 0)
@@ -233,4 +236,6 @@ app_parse(int argc, char **argv, struct app_opts *o)
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
 	c->engine = gnio_engine_find(o->forward_mode);
+	if (c->item_pkts != 0 && c->item_pkts < c->burst)
+		app_fail("--item-pkts=%u: must be at least --burst (%u)", c->item_pkts, c->burst);
 }

@@ -119,8 +119,9 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 	gnio_pipeline_cycles(p, &rx_cyc, &comp_cyc);
 	fprintf(f, "{\n  \"forward_mode\": \"%s\", \"consumer\": \"%s\", \"mem\": \"%s\",\n",
 			c->engine->name, c->consumer, gnio_mem_mode_name(c->mem));
-	fprintf(f, "  \"burst\": %u, \"ring_items\": %u, \"flush_us\": %u, \"nb_cores\": %u,\n",
-			c->burst, c->ring_items, c->flush_us, c->nb_cores);
+	fprintf(f, "  \"burst\": %u, \"item_pkts\": %u, \"ring_items\": %u, \"flush_us\": %u, "
+			"\"nb_cores\": %u,\n", c->burst, c->item_pkts, c->ring_items, c->flush_us,
+			c->nb_cores);
 	fprintf(f, "  \"seconds\": %.6f,\n  \"total\": ", seconds);
 	json_counts(f, &chk->total);
 	fprintf(f, ",\n  \"processed\": %" PRIu64 ",\n  \"ports\": [", gnio_pipeline_processed(p));

@@ -105,6 +105,7 @@ bq_free(struct gnio_burstq *q)
 	if (q->dev != NULL) {
 		bq_shared_free(q->gpu_id, q->dev->verdicts);
 		bq_shared_free(q->gpu_id, q->dev->item_port);
+		bq_shared_free(q->gpu_id, q->dev->item_uniform);
 	}
 	bq_shared_free(q->gpu_id, q->dev);
 	bq_shared_free(q->gpu_id, q->status);
@@ -157,7 +158,8 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 	q->dev->verdicts = bq_shared_alloc(gpu, (size_t)n * q->max_pkts * sizeof(uint16_t),
 			conf->socket);
 	q->dev->item_port = bq_shared_alloc(gpu, n * sizeof(uint16_t), conf->socket);
-	if (q->dev->verdicts == NULL || q->dev->item_port == NULL)
+	q->dev->item_uniform = bq_shared_alloc(gpu, n * sizeof(uint32_t), conf->socket);
+	if (q->dev->verdicts == NULL || q->dev->item_port == NULL || q->dev->item_uniform == NULL)
 		goto nomem;
 	q->dev->items = (struct gnio_comm_item *)q->list;
 	q->dev->nb_items = n;
@@ -207,38 +209,59 @@ gnio_burstq_room(struct gnio_burstq *q)
 	return q->max_pkts - q->fill;
 }
 
-uint32_t
-gnio_burstq_add(struct gnio_burstq *q, struct rte_mbuf **mbufs, uint32_t n, uint16_t rx_port,
-		uint64_t tsc)
+struct rte_mbuf **
+gnio_burstq_slots(struct gnio_burstq *q, uint16_t rx_port, uint32_t *room)
+{
+	if (q->fill != 0 && q->fill_port != rx_port)
+		gnio_burstq_publish(q);
+	*room = gnio_burstq_room(q);
+	if (*room == 0)
+		return NULL;
+	return &q->list[q->head & q->mask].mbufs[q->fill];
+}
+
+void
+gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t tsc)
 {
 	uint32_t slot = q->head & q->mask;
 	struct rte_gpu_comm_list *it = &q->list[slot];
-	uint32_t room, i;
 
-	if (q->fill != 0 && q->fill_port != rx_port)
-		gnio_burstq_publish(q);
-	room = gnio_burstq_room(q);
-	slot = q->head & q->mask;
-	it = &q->list[slot];
-	if (n > room)
-		n = room;
 	if (n == 0)
-		return 0;
+		return;
 	if (q->fill == 0) {
 		q->fill_port = rx_port;
 		q->first_tsc[slot] = tsc;
 	}
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = mbufs[i];
+	{
+		struct rte_mbuf *const *GNIO_RESTRICT mb = &it->mbufs[q->fill];
+		struct rte_gpu_comm_pkt *GNIO_RESTRICT pl = &it->pkt_list[q->fill];
 
-		/* Chained mbufs: the consumer sees the first segment (headers). */
-		it->pkt_list[q->fill + i].addr = rte_pktmbuf_mtod(m, uintptr_t);
-		it->pkt_list[q->fill + i].size = m->data_len;
-		it->mbufs[q->fill + i] = m;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct rte_mbuf *m = mb[i];
+
+			/* Chained mbufs: the consumer sees the first segment (headers). */
+			pl[i].addr = (uintptr_t)m->buf_addr + m->data_off;
+			pl[i].size = m->data_len;
+		}
 	}
 	q->fill += n;
 	if (q->fill == q->max_pkts)
 		gnio_burstq_publish(q);
+}
+
+uint32_t
+gnio_burstq_add(struct gnio_burstq *q, struct rte_mbuf **mbufs, uint32_t n, uint16_t rx_port,
+		uint64_t tsc)
+{
+	uint32_t room;
+	struct rte_mbuf **slots = gnio_burstq_slots(q, rx_port, &room);
+
+	if (slots == NULL)
+		return 0;
+	if (n > room)
+		n = room;
+	memcpy(slots, mbufs, n * sizeof(*mbufs));
+	gnio_burstq_commit(q, n, rx_port, tsc);
 	return n;
 }
 
@@ -288,6 +311,7 @@ gnio_burstq_peek_done(struct gnio_burstq *q, struct gnio_bq_done *done)
 	done->nb = q->list[slot].num_pkts;
 	done->status = st;
 	done->rx_port = q->dev->item_port[slot];
+	done->uniform = q->dev->item_uniform[slot];
 	done->first_rx_tsc = q->first_tsc[slot];
 	return true;
 }

@@ -36,6 +36,7 @@ struct gnio_bq_done {
 	uint32_t nb;               /**< number of mbufs */
 	uint32_t status;           /**< GNIO_BQ_DONE, or GNIO_BQ_ERROR (verdicts unusable) */
 	uint16_t rx_port;          /**< port the packets came from */
+	uint32_t uniform;          /**< GNIO_BQ_UNIFORM | port: every verdict is that port */
 	uint64_t first_rx_tsc;     /**< TSC when the first packet of the item was received */
 };
 
@@ -65,6 +66,20 @@ uint32_t gnio_burstq_room(struct gnio_burstq *q);
  */
 uint32_t gnio_burstq_add(struct gnio_burstq *q, struct rte_mbuf **mbufs, uint32_t n,
 		uint16_t rx_port, uint64_t tsc);
+
+/**
+ * Zero-copy receive: where the next mbufs of the open item go. Call
+ * rte_eth_rx_burst() straight into the returned array (at most *room mbufs),
+ * then gnio_burstq_commit(). Packets of another port publish the open item first.
+ * @return the slots, or NULL (room 0) when the next item is not FREE.
+ */
+struct rte_mbuf **gnio_burstq_slots(struct gnio_burstq *q, uint16_t rx_port, uint32_t *room);
+
+/**
+ * Describe the @p n mbufs just written at gnio_burstq_slots(); publishes the
+ * item when it is full. @p tsc is when they were received.
+ */
+void gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t tsc);
 
 /** Packets in the open (not yet published) item. */
 uint32_t gnio_burstq_pending(const struct gnio_burstq *q);

@@ -30,6 +30,9 @@
 #define GNIO_BQ_DONE 2u
 #define GNIO_BQ_ERROR 3u
 
+/** Set in gnio_bq_dev.item_uniform when every verdict of an item names one port. */
+#define GNIO_BQ_UNIFORM 0x80000000u
+
 /** Distance between two items' status words, in 32-bit words (128 bytes). */
 #define GNIO_BQ_STATUS_STRIDE 32u
 
@@ -57,6 +60,11 @@ struct gnio_bq_dev {
 	struct gnio_comm_item *items;   /**< the rte_gpu_comm_list array */
 	uint16_t *verdicts;             /**< [nb_items * max_pkts]: consumer writes, completion reads */
 	uint16_t *item_port;            /**< [nb_items]: RX port of each item, producer writes */
+	/**
+	 * [nb_items]: GNIO_BQ_UNIFORM | port when every verdict of the item is that
+	 * port, else 0. Consumer writes before DONE, completion reads after DONE.
+	 */
+	uint32_t *item_uniform;
 	uint32_t nb_items;              /**< power of two */
 	uint32_t max_pkts;              /**< packets per item at most */
 };

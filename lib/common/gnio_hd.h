@@ -19,6 +19,9 @@
 #define GNIO_HD __attribute__((always_inline))
 #endif
 
+/** No other pointer in scope reaches the same memory (C99 restrict, nvcc too). */
+#define GNIO_RESTRICT __restrict__
+
 /** Byte-swap of a 16-bit value, on either side. */
 GNIO_HD static inline uint16_t
 gnio_bswap16(uint16_t v)

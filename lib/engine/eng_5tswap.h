@@ -12,7 +12,8 @@
 #include "gnio_verdict.h"
 
 GNIO_HD static inline uint16_t
-gnio_eng_5tswap(const struct gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint16_t rx_port)
+gnio_eng_5tswap(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
+		uint16_t rx_port)
 {
 	uint16_t et = 0;
 	uint32_t l3 = gnio_pkt_l3(pkt, len, &et);

@@ -6,7 +6,8 @@
 #include "gnio_eng_ctx.h"
 
 GNIO_HD static inline uint16_t
-gnio_eng_io(const struct gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint16_t rx_port)
+gnio_eng_io(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
+		uint16_t rx_port)
 {
 	(void)pkt;
 	(void)len;

@@ -11,7 +11,8 @@
 #include "gnio_verdict.h"
 
 GNIO_HD static inline uint16_t
-gnio_eng_mac(const struct gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint16_t rx_port)
+gnio_eng_mac(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
+		uint16_t rx_port)
 {
 	uint16_t tx = ctx->fwd_port[rx_port];
 

@@ -16,7 +16,8 @@
 #define GNIO_TXONLY_MIN_LEN 42u
 
 GNIO_HD static inline uint16_t
-gnio_eng_txonly(const struct gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint16_t rx_port)
+gnio_eng_txonly(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
+		uint16_t rx_port)
 {
 	uint16_t tx = ctx->fwd_port[rx_port];
 	uint8_t *ip = pkt + 14;

@@ -59,30 +59,28 @@ gnio_copy_bytes(uint8_t *dst, const uint8_t *src, unsigned int n)
 }
 
 /**
- * Swap destination and source MAC addresses. Uses one 16-byte load and store
- * when the packet is 16-byte aligned and long enough (the usual mbuf layout),
- * byte accesses otherwise. @p len must be >= 14.
+ * Swap destination and source MAC addresses. When the packet is 8-byte aligned
+ * (the usual mbuf layout) this is one 8-byte and one 4-byte load, shifts in
+ * registers, and two stores; byte accesses otherwise. @p len must be >= 14.
  */
 GNIO_HD static inline void
 gnio_eth_swap_macs(uint8_t *pkt, uint32_t len)
 {
-	if (((uintptr_t)pkt & 15u) == 0 && len >= 16) {
-		union {
-			uint64_t w[2];
-			uint8_t b[16];
-		} u;
-		uint64_t *w = (uint64_t *)(void *)pkt;
+	(void)len;
+	if (((uintptr_t)pkt & 7u) == 0) {
+		uint64_t *w = (uint64_t *)(void *)pkt;          /* bytes 0..7 */
+		uint32_t *v = (uint32_t *)(void *)(pkt + 8);    /* bytes 8..11 */
+		uint64_t a = *w;
+		uint32_t b = *v;
 
-		u.w[0] = w[0];
-		u.w[1] = w[1];
-		for (unsigned int i = 0; i < 6; i++) {
-			uint8_t t = u.b[i];
-
-			u.b[i] = u.b[6 + i];
-			u.b[6 + i] = t;
-		}
-		w[0] = u.w[0];
-		w[1] = u.w[1];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		*w = (a << 48) | ((uint64_t)b << 16) | (a >> 48);
+		*v = (uint32_t)(a >> 16);
+#else
+		/* Little endian: new bytes 0..5 = old 6..11, new 6..11 = old 0..5. */
+		*w = (a >> 48) | ((uint64_t)b << 16) | (a << 48);
+		*v = (uint32_t)(a >> 16);
+#endif
 		return;
 	}
 	gnio_swap_bytes(pkt, pkt + 6, 6);

@@ -38,7 +38,8 @@ struct gnio_pipeline_conf {
 	uint16_t nb_txq;                     /**< TX queues per port (at least one per completion lcore) */
 	uint16_t nb_rxd;
 	uint16_t nb_txd;
-	uint16_t burst;                      /**< packets per rx_burst and per item (<= 1024) */
+	uint16_t burst;                      /**< packets per rx_burst (<= 1024) */
+	uint16_t item_pkts;                  /**< packets per burst-queue item, >= burst (<= 1024); 0: 4 x burst */
 	uint32_t nb_mbufs;                   /**< 0: enough for rings, descriptors and caches */
 	uint16_t mbuf_size;                  /**< data room per mbuf, headroom included */
 	enum gnio_mem_mode mem;
@@ -46,7 +47,7 @@ struct gnio_pipeline_conf {
 	int16_t gpu_id;                      /**< gpudev device of the consumer */
 	const char *consumer;                /**< consumer ops name */
 	const struct gnio_engine *engine;
-	uint32_t flush_us;                   /**< publish a partial item after this long */
+	uint32_t flush_us;                   /**< publish a partial item after this long; 0: when rx_burst comes back short */
 	uint32_t ring_items;                 /**< burst-queue items per RX queue (power of 2) */
 	enum gnio_overload overload;
 	uint64_t max_packets;                /**< stop receiving after this many; 0 = no limit */

@@ -16,7 +16,7 @@
 
 RTE_LOG_REGISTER(gnio_pipeline_logtype, gnio.pipeline, NOTICE);
 
-#define PL_POOL_CACHE 256
+#define PL_POOL_CACHE RTE_MEMPOOL_CACHE_MAX_SIZE
 #define PL_DRAIN_SECONDS 5
 
 static const char *const pl_drop_names[] = {
@@ -315,7 +315,7 @@ pl_auto_mbufs(const struct gnio_pipeline *p, uint16_t nb_txq, unsigned int nb_lc
 	const struct gnio_pipeline_conf *c = &p->conf;
 	uint64_t n;
 
-	n = (uint64_t)p->nb_rxq_total * ((uint64_t)c->ring_items * c->burst + c->nb_rxd + c->burst);
+	n = (uint64_t)p->nb_rxq_total * ((uint64_t)c->ring_items * c->item_pkts + c->nb_rxd + c->burst);
 	n += (uint64_t)c->nb_ports * nb_txq * c->nb_txd;
 	n += (uint64_t)(nb_lcores + 1) * PL_POOL_CACHE * 3 / 2 + 1024;
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
@@ -339,6 +339,9 @@ pl_validate(const struct gnio_pipeline_conf *c, unsigned int nb_workers, char *e
 		PL_FAIL(EINVAL, "no forwarding engine");
 	if (c->burst == 0 || c->burst > RTE_GPU_COMM_LIST_PKTS_MAX)
 		PL_FAIL(EINVAL, "--burst must be 1..%u", RTE_GPU_COMM_LIST_PKTS_MAX);
+	if (c->item_pkts != 0 && (c->item_pkts < c->burst || c->item_pkts > RTE_GPU_COMM_LIST_PKTS_MAX))
+		PL_FAIL(EINVAL, "--item-pkts must be %u..%u (at least --burst)", c->burst,
+				RTE_GPU_COMM_LIST_PKTS_MAX);
 	if (c->ring_items < 2 || !rte_is_power_of_2(c->ring_items))
 		PL_FAIL(EINVAL, "--ring-items must be a power of two >= 2");
 	if (c->nb_cores == 0 || c->nb_cores > nb_workers)
@@ -409,6 +412,9 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 		return NULL;
 	}
 	p->conf = *c;
+	if (p->conf.item_pkts == 0)
+		p->conf.item_pkts = (uint16_t)RTE_MIN(4u * c->burst, (unsigned int)RTE_GPU_COMM_LIST_PKTS_MAX);
+	c = &p->conf;
 	p->consumer.ops = ops;
 	p->flush_cycles = (uint64_t)c->flush_us * rte_get_tsc_hz() / 1000000;
 	rte_gpu_info_get(c->gpu_id, &gi);
@@ -435,7 +441,7 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 		struct gnio_burstq_conf bc = {
 			.gpu_id = c->gpu_id,
 			.nb_items = c->ring_items,
-			.max_pkts = c->burst,
+			.max_pkts = c->item_pkts,
 			.socket = p->rxq[i].socket < 0 ? SOCKET_ID_ANY : p->rxq[i].socket,
 		};
 
@@ -450,7 +456,7 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 	nb_txq = RTE_MAX(c->nb_txq, p->nb_comp);
 	p->conf.nb_txq = nb_txq;
 	for (uint16_t i = 0; i < p->nb_comp; i++)
-		if (pl_comp_alloc(&p->comp[i], c->burst, SOCKET_ID_ANY) != 0)
+		if (pl_comp_alloc(&p->comp[i], c->item_pkts, SOCKET_ID_ANY) != 0)
 			PL_FAIL(ENOMEM, "out of memory for completion state");
 	/* Memory. */
 	{

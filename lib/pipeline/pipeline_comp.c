@@ -31,10 +31,10 @@ pl_comp_free(struct pl_comp *cs)
 }
 
 static inline void
-comp_tx(struct pl_lcore *lc, struct pl_comp *cs, uint16_t port, uint16_t rx_port)
+comp_send(struct pl_lcore *lc, struct pl_comp *cs, uint16_t port, uint16_t rx_port,
+		struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf **pkts = cs->tx_pkts[port];
-	uint16_t n = cs->tx_n[port], sent = 0;
+	uint16_t sent = 0;
 
 	for (int tries = 0; sent < n && tries < PL_TX_RETRIES; tries++)
 		sent += rte_eth_tx_burst(port, cs->txq, pkts + sent, n - sent);
@@ -43,7 +43,27 @@ comp_tx(struct pl_lcore *lc, struct pl_comp *cs, uint16_t port, uint16_t rx_port
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
 		lc->cnt.drops[rx_port][GNIO_DROP_TX_FULL] += n - sent;
 	}
+}
+
+static inline void
+comp_tx(struct pl_lcore *lc, struct pl_comp *cs, uint16_t port, uint16_t rx_port)
+{
+	comp_send(lc, cs, port, rx_port, cs->tx_pkts[port], cs->tx_n[port]);
 	cs->tx_n[port] = 0;
+}
+
+/* The consumer said every packet of the item goes to one port: send the item's own array. */
+static inline bool
+comp_item_one_port(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs,
+		const struct gnio_bq_done *d)
+{
+	uint32_t v = d->uniform & ~GNIO_BQ_UNIFORM;
+
+	if (d->status != GNIO_BQ_DONE || !(d->uniform & GNIO_BQ_UNIFORM) ||
+			v >= GNIO_MAX_PORTS || !p->port_fwd[v])
+		return false;
+	comp_send(lc, cs, (uint16_t)v, d->rx_port, d->mbufs, (uint16_t)d->nb);
+	return true;
 }
 
 static void
@@ -55,6 +75,8 @@ comp_item(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs,
 	uint16_t nb_drop = 0;
 	uint16_t rx = d->rx_port;
 
+	if (d->nb != 0 && comp_item_one_port(p, lc, cs, d))
+		return;
 	for (uint32_t i = 0; i < d->nb; i++) {
 		uint16_t v = d->status == GNIO_BQ_DONE ? d->verdicts[i] :
 			gnio_verdict_drop(GNIO_DROP_CONSUMER);
@@ -81,21 +103,20 @@ pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
 {
 	struct gnio_bq_done d;
 	unsigned int items = 0;
-	uint64_t t0 = rte_rdtsc();
+	uint64_t seen = 0;
 
 	for (uint16_t i = 0; i < cs->nb_bq; i++) {
 		struct gnio_burstq *bq = cs->bq[i];
 
 		while (gnio_burstq_peek_done(bq, &d)) {
-			uint64_t seen = rte_rdtsc();
-
+			/* Completion seen: one timestamp per pass that found work. */
+			if (seen == 0)
+				seen = rte_rdtsc();
 			gnio_hist_add(&lc->hist, seen - d.first_rx_tsc);
 			comp_item(p, lc, cs, &d);
 			gnio_burstq_release(bq);
 			items++;
 		}
 	}
-	if (items != 0)
-		lc->cnt.comp_cycles += rte_rdtsc() - t0;
 	return items;
 }

@@ -25,8 +25,8 @@ struct pl_counts {
 	uint64_t rx[GNIO_MAX_PORTS];
 	uint64_t tx[GNIO_MAX_PORTS];
 	uint64_t drops[GNIO_MAX_PORTS][GNIO_DROP_MAX];
-	uint64_t rx_cycles;
-	uint64_t comp_cycles;
+	uint64_t rx_cycles;        /* busy cycles of this lcore if it runs RX */
+	uint64_t comp_cycles;      /* busy cycles of this lcore if it runs completion */
 };
 
 /* One RX queue of one port and its burst queue. */
@@ -91,7 +91,7 @@ struct gnio_pipeline {
 };
 
 /* RX path (pipeline_rx.c). */
-void pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq);
+unsigned int pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq);
 void pl_rx_stop(struct gnio_pipeline *p, struct pl_lcore *lc);
 
 /* Completion path (pipeline_comp.c). */

@@ -21,21 +21,50 @@ pl_lcore_main(void *arg)
 	struct gnio_pipeline *p = lc->p;
 	struct gnio_consumer *cons = lc->consumer ? &p->consumer : NULL;
 	bool rx_on = lc->nb_rxq > 0;
+	uint64_t prev = rte_rdtsc(), now;
 
 	while (__atomic_load_n(&p->exit_lcores, __ATOMIC_ACQUIRE) == 0) {
+		unsigned int work = 0;
+
 		if (rx_on) {
 			if (__atomic_load_n(&p->run_rx, __ATOMIC_ACQUIRE) != 0) {
-				for (uint16_t i = 0; i < lc->nb_rxq; i++)
-					pl_rx_step(p, lc, lc->rxq[i]);
+				for (uint16_t i = 0; i < lc->nb_rxq; i++) {
+					unsigned int n;
+
+					/* Keep receiving while full bursts come and the item is open. */
+					do {
+						n = pl_rx_step(p, lc, lc->rxq[i]);
+						work += n;
+					} while (n == p->conf.burst &&
+						gnio_burstq_pending(lc->rxq[i]->bq) != 0);
+					/*
+					 * On an lcore that also consumes and completes, finish this
+					 * queue's item before the next queue: fewer mbufs out at
+					 * once, so they stay in L1.
+					 */
+					if (cons != NULL && lc->comp != NULL && lc->nb_rxq > 1) {
+						work += cons->ops->step(cons);
+						work += pl_comp_step(p, lc, lc->comp);
+					}
+				}
 			} else {
 				pl_rx_stop(p, lc);
 				rx_on = false;
 			}
 		}
 		if (cons != NULL)
-			cons->ops->step(cons);
+			work += cons->ops->step(cons);
 		if (lc->comp != NULL)
-			pl_comp_step(p, lc, lc->comp);
+			work += pl_comp_step(p, lc, lc->comp);
+		/* Busy cycles: iterations that did work, one timestamp per iteration. */
+		now = rte_rdtsc();
+		if (work != 0) {
+			if (lc->nb_rxq != 0)
+				lc->cnt.rx_cycles += now - prev;
+			if (lc->comp != NULL)
+				lc->cnt.comp_cycles += now - prev;
+		}
+		prev = now;
 	}
 	if (rx_on)
 		pl_rx_stop(p, lc);

@@ -43,19 +43,19 @@ rx_generate(struct gnio_pipeline *p, struct rte_mbuf **pkts, uint16_t n)
 	return n;
 }
 
-void
+unsigned int
 pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 {
 	struct rte_mbuf *pkts[RTE_GPU_COMM_LIST_PKTS_MAX];
+	struct rte_mbuf **slots;
 	struct gnio_burstq *bq = rq->bq;
-	uint64_t t0 = rte_rdtsc();
 	uint32_t room, want;
 	uint16_t n;
 
-	room = gnio_burstq_room(bq);
-	if (room == 0) {
+	slots = gnio_burstq_slots(bq, rq->port, &room);
+	if (slots == NULL) {
 		if (p->conf.overload == GNIO_OVERLOAD_BACKPRESSURE || p->conf.engine->generates)
-			return;
+			return 0;
 		/* Ring full: receive and drop, counted, so the NIC is not blamed. */
 		want = rx_reserve(p, p->conf.burst);
 		n = want ? rte_eth_rx_burst(rq->port, rq->queue, pkts, (uint16_t)want) : 0;
@@ -64,29 +64,31 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 			rte_pktmbuf_free_bulk(pkts, n);
 			lc->cnt.rx[rq->port] += n;
 			lc->cnt.drops[rq->port][GNIO_DROP_RING_FULL] += n;
-			lc->cnt.rx_cycles += rte_rdtsc() - t0;
 		}
-		return;
+		return n;
 	}
 	want = rx_reserve(p, RTE_MIN(room, (uint32_t)p->conf.burst));
 	if (want == 0)
 		n = 0;
 	else if (p->conf.engine->generates)
-		n = rx_generate(p, pkts, (uint16_t)want);
+		n = rx_generate(p, slots, (uint16_t)want);
 	else
-		n = rte_eth_rx_burst(rq->port, rq->queue, pkts, (uint16_t)want);
+		n = rte_eth_rx_burst(rq->port, rq->queue, slots, (uint16_t)want);
 	rx_unreserve(p, want - n);
 	if (n != 0) {
-		uint64_t now = rte_rdtsc();
-
-		gnio_burstq_add(bq, pkts, n, rq->port, now);
+		/* The one timestamp of a burst: when rx_burst returned it (latency start). */
+		gnio_burstq_commit(bq, n, rq->port, rte_rdtsc());
 		lc->cnt.rx[rq->port] += n;
 	}
-	if (gnio_burstq_pending(bq) != 0 && (p->flush_cycles == 0 ||
+	/*
+	 * Publish a partial item when the queue came back short (drained: nothing
+	 * more is waiting, so waiting longer only adds latency), or, with
+	 * --flush-us, once its oldest packet has waited that long.
+	 */
+	if (gnio_burstq_pending(bq) != 0 && (p->flush_cycles == 0 ? n < want :
 			rte_rdtsc() - gnio_burstq_pending_since(bq) >= p->flush_cycles))
 		gnio_burstq_publish(bq);
-	if (n != 0)
-		lc->cnt.rx_cycles += rte_rdtsc() - t0;
+	return n;
 }
 
 void

@@ -83,6 +83,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "mem", gnio_mem_mode_name(c->mem));
 	rte_tel_data_add_dict_int(d, "gpu", c->gpu_id);
 	rte_tel_data_add_dict_int(d, "burst", c->burst);
+	rte_tel_data_add_dict_int(d, "item_pkts", c->item_pkts);
 	rte_tel_data_add_dict_int(d, "ring_items", (int)c->ring_items);
 	rte_tel_data_add_dict_int(d, "flush_us", (int)c->flush_us);
 	rte_tel_data_add_dict_int(d, "rxq", c->nb_rxq);

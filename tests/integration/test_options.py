@@ -31,6 +31,8 @@ BAD = [
     (["--flush-us=x"], "--flush-us"),
     (["--ring-items=3"], "--ring-items"),
     (["--ring-items=1"], "--ring-items"),
+    (["--item-pkts=0"], "--item-pkts"),
+    (["--burst=64", "--item-pkts=32"], "--item-pkts"),
     (["--split=2"], "--split"),
     (["--split=64"], "--split"),
     (["--overload=maybe"], "--overload"),

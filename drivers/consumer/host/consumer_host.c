@@ -22,21 +22,31 @@ RTE_LOG_REGISTER(chost_logtype, gnio.consumer.host, NOTICE);
 /* Items taken from one queue per pass, so that no queue starves the others. */
 #define CHOST_ITEMS_PER_PASS 4
 
-typedef void (chost_item_fn)(const struct gnio_eng_ctx *ctx, struct gnio_comm_item *it,
-		uint16_t *verdicts, uint16_t rx_port);
+/* Runs the engine on one item; returns GNIO_BQ_UNIFORM | port when all verdicts are that port. */
+typedef uint32_t (chost_item_fn)(const struct gnio_eng_ctx *GNIO_RESTRICT ctx,
+		const struct gnio_comm_pkt *GNIO_RESTRICT pl, uint32_t nb,
+		uint16_t *GNIO_RESTRICT verdicts, uint16_t rx_port);
 
 #define CHOST_X_ITEM(e, n, g, h) \
-static void \
-chost_item_ ## n(const struct gnio_eng_ctx *ctx, struct gnio_comm_item *it, \
-		uint16_t *verdicts, uint16_t rx_port) \
+static uint32_t \
+chost_item_ ## n(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, \
+		const struct gnio_comm_pkt *GNIO_RESTRICT pl, uint32_t nb, \
+		uint16_t *GNIO_RESTRICT verdicts, uint16_t rx_port) \
 { \
-	uint32_t nb = it->num_pkts; \
-	for (uint32_t i = 0; i < nb; i++) { \
+	uint16_t first, differ = 0; \
+	if (nb == 0) \
+		return 0; \
+	first = gnio_eng_ ## n(ctx, (uint8_t *)pl[0].addr, (uint32_t)pl[0].size, rx_port); \
+	verdicts[0] = first; \
+	for (uint32_t i = 1; i < nb; i++) { \
+		uint16_t v; \
 		if (i + 2 < nb) \
-			rte_prefetch0((void *)it->pkt_list[i + 2].addr); \
-		verdicts[i] = gnio_eng_ ## n(ctx, (uint8_t *)it->pkt_list[i].addr, \
-				(uint32_t)it->pkt_list[i].size, rx_port); \
+			rte_prefetch0((void *)pl[i + 2].addr); \
+		v = gnio_eng_ ## n(ctx, (uint8_t *)pl[i].addr, (uint32_t)pl[i].size, rx_port); \
+		verdicts[i] = v; \
+		differ |= (uint16_t)(v ^ first); \
 	} \
+	return differ == 0 && !gnio_verdict_is_drop(first) ? GNIO_BQ_UNIFORM | first : 0; \
 }
 GNIO_ENGINES(CHOST_X_ITEM)
 #undef CHOST_X_ITEM
@@ -50,6 +60,7 @@ static chost_item_fn *const chost_items[GNIO_ENGINE_MAX] = {
 struct chost {
 	chost_item_fn *item;
 	uint32_t *cons;          /* next item per queue (consumer lcore only) */
+	struct gnio_bq_dev **dev; /* consumer view of each queue */
 	uint64_t items;
 	uint64_t pkts;
 	uint32_t drained;        /* set by the consumer lcore once quit is seen and nothing is READY */
@@ -66,10 +77,15 @@ chost_create(struct gnio_consumer *c)
 	if (h == NULL)
 		return -ENOMEM;
 	h->cons = rte_zmalloc("gnio_chost", sizeof(uint32_t) * (c->nb_qs + 1), 0);
-	if (h->cons == NULL) {
+	h->dev = rte_zmalloc("gnio_chost", sizeof(*h->dev) * (c->nb_qs + 1), 0);
+	if (h->cons == NULL || h->dev == NULL) {
+		rte_free(h->cons);
+		rte_free(h->dev);
 		rte_free(h);
 		return -ENOMEM;
 	}
+	for (uint32_t qi = 0; qi < c->nb_qs; qi++)
+		h->dev[qi] = gnio_burstq_dev(c->qs[qi]);
 	c->priv = h;
 	return 0;
 }
@@ -96,23 +112,27 @@ chost_step(struct gnio_consumer *c)
 	unsigned int done = 0;
 
 	for (uint32_t qi = 0; qi < c->nb_qs; qi++) {
-		struct gnio_bq_dev *d = gnio_burstq_dev(c->qs[qi]);
+		struct gnio_bq_dev *d = h->dev[qi];
+		uint32_t mask = d->nb_items - 1, cons = h->cons[qi];
 
 		for (int k = 0; k < CHOST_ITEMS_PER_PASS; k++) {
-			uint32_t slot = h->cons[qi] & (d->nb_items - 1);
+			uint32_t slot = cons & mask;
 			struct gnio_comm_item *it = &d->items[slot];
+			uint32_t nb;
 
 			if (gnio_shm_status_acquire(it->status_d) != GNIO_BQ_READY)
 				break;
-			h->item(ctx, it, &d->verdicts[(size_t)slot * d->max_pkts],
-					d->item_port[slot]);
-			h->pkts += it->num_pkts;
+			nb = it->num_pkts;
+			d->item_uniform[slot] = h->item(ctx, it->pkt_list, nb,
+					&d->verdicts[(size_t)slot * d->max_pkts], d->item_port[slot]);
+			h->pkts += nb;
 			if (unlikely(c->slow_us != 0))
 				rte_delay_us_block(c->slow_us);
 			gnio_shm_status_release(it->status_d, GNIO_BQ_DONE);
-			h->cons[qi]++;
+			cons++;
 			done++;
 		}
+		h->cons[qi] = cons;
 	}
 	h->items += done;
 	/* The producers stopped before quit was set: a pass with nothing READY drained all. */
@@ -156,6 +176,7 @@ chost_destroy(struct gnio_consumer *c)
 	if (h == NULL)
 		return;
 	rte_free(h->cons);
+	rte_free(h->dev);
 	rte_free(h);
 	c->priv = NULL;
 }

@@ -226,8 +226,12 @@ static int
 ghost_wmb(struct rte_gpu *dev)
 {
 	RTE_SET_USED(dev);
-	/* The consumer is a CPU thread: a store barrier orders our writes for it. */
-	rte_wmb();
+	/*
+	 * The consumer is a CPU thread and the READY store that follows is a
+	 * release store: ordering our stores is enough (no sfence, which only
+	 * matters for write-combining memory).
+	 */
+	rte_smp_wmb();
 	return 0;
 }
 
