@@ -193,7 +193,7 @@ main(int argc, char **argv)
 	o.conf.consumer = o.consumer;
 	cops = gnio_consumer_find(o.consumer);
 	if (!o.mem_set)
-		o.conf.mem = cops->step == NULL ? GNIO_MEM_PINNED : GNIO_MEM_HOST;
+		o.conf.mem = cops->gpu ? GNIO_MEM_PINNED : GNIO_MEM_HOST;
 
 	p = gnio_pipeline_create(&o.conf, err, sizeof(err));
 	if (p == NULL) {

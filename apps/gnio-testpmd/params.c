@@ -58,6 +58,7 @@ app_usage(void)
 		"  --stall-ms=N          GPU consumer watchdog (1000)\n"
 		"  --json=FILE           machine-readable summary at exit\n"
 		"  --slow-consumer-us=N  fault injection: the consumer spends N us more per item\n"
+		"  --inject-fault        fault injection: a GPU consumer writes to an invalid address\n"
 		"  --demo                run the built-in demo (net_null pair, macswap)\n",
 		gnio_engine_names(), gnio_consumer_names());
 }
@@ -101,7 +102,7 @@ enum {
 	OPT_FWD = 256, OPT_PORTMASK, OPT_RXQ, OPT_TXQ, OPT_RXD, OPT_TXD, OPT_BURST, OPT_NB_CORES,
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
-	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_ITEM, OPT_DEMO, OPT_HELP,
+	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_DEMO, OPT_HELP,
 };
 
 static const struct option app_long[] = {
@@ -133,6 +134,7 @@ static const struct option app_long[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "stall-ms", required_argument, NULL, OPT_STALL },
 	{ "slow-consumer-us", required_argument, NULL, OPT_SLOW },
+	{ "inject-fault", no_argument, NULL, OPT_FAULT },
 	{ "demo", no_argument, NULL, OPT_DEMO },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -225,6 +227,7 @@ app_parse(int argc, char **argv, struct app_opts *o)
 		case OPT_SLOW:
 			c->slow_consumer_us = (uint32_t)parse_u64(name, optarg, 1, 1000000, 10);
 			break;
+		case OPT_FAULT: c->inject_fault = true; break;
 		case OPT_DEMO: o->demo = true; break;
 		case OPT_HELP: app_usage(); exit(0);
 		case ':':

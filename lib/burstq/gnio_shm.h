@@ -109,7 +109,9 @@ gnio_shm_counter_load(const uint64_t *c)
 {
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
-#else
+#endif /* !__CUDA_ARCH__ */
+
+#ifdef __CUDACC__
 /* ---- GPU side ---------------------------------------------------------- */
 
 /**
@@ -152,6 +154,6 @@ gnio_shm_dev_counter_store(uint64_t *c, uint64_t v)
 {
 	asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(c), "l"(v) : "memory");
 }
-#endif
+#endif /* __CUDACC__ */
 
 #endif /* GNIO_SHM_H */

@@ -14,7 +14,7 @@
 
 #ifdef __CUDACC__
 /** Function compiled for both the CPU and the GPU. */
-#define GNIO_HD __host__ __device__ __forceinline__
+#define GNIO_HD __host__ __device__ __attribute__((always_inline))
 #else
 #define GNIO_HD __attribute__((always_inline))
 #endif

@@ -13,6 +13,7 @@
 #ifndef GNIO_CONSUMER_H
 #define GNIO_CONSUMER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_gpudev.h>
@@ -34,6 +35,7 @@ struct gnio_consumer_stats {
 struct gnio_consumer_ops {
 	const char *name;                                   /**< --consumer value */
 	const char *help;
+	bool gpu;                                           /**< runs on the GPU: needs registered memory */
 	/** Allocate per-consumer state (GPU memory, streams). 0 or -errno. */
 	int (*create)(struct gnio_consumer *c);
 	/** Begin consuming (launch the kernel, or arm the host loop). 0 or -errno. */
@@ -64,6 +66,7 @@ struct gnio_consumer {
 	struct gnio_eng_ctx *ctx;         /**< registered with the GPU */
 	uint32_t stall_ms;                /**< watchdog: no progress this long while items wait */
 	uint32_t slow_us;                 /**< fault injection: extra time spent per item */
+	bool inject_fault;                /**< fault injection: GPU consumers fault on purpose */
 	/* Quit flag (CPU writes, consumer polls) for every spin loop. */
 	struct rte_gpu_comm_flag quit;
 	/* Consumer-private state and the last error text. */

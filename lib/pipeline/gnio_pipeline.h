@@ -55,6 +55,7 @@ struct gnio_pipeline_conf {
 	uint16_t txpkts;                     /**< txonly packet length */
 	uint32_t stall_ms;                   /**< consumer watchdog */
 	uint32_t slow_consumer_us;           /**< fault injection: consumer waits this long per item */
+	bool inject_fault;                   /**< fault injection: a GPU consumer faults on purpose */
 	bool peer_set[GNIO_MAX_PORTS];
 	struct rte_ether_addr peer[GNIO_MAX_PORTS];   /**< --eth-peer */
 };

@@ -388,7 +388,7 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 		rte_errno = ENOENT;
 		return NULL;
 	}
-	if (ops->step == NULL && c->mem == GNIO_MEM_HOST) {
+	if (ops->gpu && c->mem == GNIO_MEM_HOST) {
 		snprintf(err, err_len, "--consumer=%s cannot read --mem=host (not registered with "
 				"the GPU); use --mem=pinned", c->consumer);
 		rte_errno = EINVAL;
@@ -500,6 +500,7 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 	p->consumer.ctx = p->ctx;
 	p->consumer.stall_ms = c->stall_ms;
 	p->consumer.slow_us = c->slow_consumer_us;
+	p->consumer.inject_fault = c->inject_fault;
 	if (rte_gpu_comm_create_flag(c->gpu_id, &p->consumer.quit, RTE_GPU_COMM_FLAG_CPU) < 0)
 		PL_FAIL(rte_errno, "quit flag: %s", rte_strerror(rte_errno));
 	ret = ops->create(&p->consumer);

@@ -25,6 +25,7 @@ struct pl_counts {
 	uint64_t rx[GNIO_MAX_PORTS];
 	uint64_t tx[GNIO_MAX_PORTS];
 	uint64_t drops[GNIO_MAX_PORTS][GNIO_DROP_MAX];
+	uint64_t processed;        /* packets the consumer ran the engine on (items DONE) */
 	uint64_t rx_cycles;        /* busy cycles of this lcore if it runs RX */
 	uint64_t comp_cycles;      /* busy cycles of this lcore if it runs completion */
 };

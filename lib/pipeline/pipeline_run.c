@@ -256,10 +256,11 @@ gnio_pipeline_totals(const struct gnio_pipeline *p, struct gnio_counts *c)
 uint64_t
 gnio_pipeline_processed(const struct gnio_pipeline *p)
 {
-	struct gnio_consumer_stats st = { 0 };
+	uint64_t n = 0;
 
-	p->consumer.ops->stats((struct gnio_consumer *)(uintptr_t)&p->consumer, &st);
-	return st.pkts;
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		n += __atomic_load_n(&p->lc[l].cnt.processed, __ATOMIC_RELAXED);
+	return n;
 }
 
 void

@@ -66,6 +66,16 @@ gnio_test_eal_init(const char *prog, const char *lcores, int nb_extra, const cha
 	}
 	for (int i = 0; i < nb_extra && argc < 63; i++)
 		argv[argc++] = (char *)extra[i];
+	/* GNIO_EAL_EXTRA: more EAL arguments, e.g. "-d DIR" where DPDK's PMDs live elsewhere. */
+	if (getenv("GNIO_EAL_EXTRA") != NULL) {
+		static char buf[1024];
+		char *save = NULL, *tok;
+
+		snprintf(buf, sizeof(buf), "%s", getenv("GNIO_EAL_EXTRA"));
+		for (tok = strtok_r(buf, " ", &save); tok != NULL && argc < 63;
+				tok = strtok_r(NULL, " ", &save))
+			argv[argc++] = tok;
+	}
 	argv[argc] = NULL;
 	if (rte_eal_init(argc, argv) < 0) {
 		fprintf(stderr, "FAIL: EAL init: %s\n", rte_strerror(rte_errno));

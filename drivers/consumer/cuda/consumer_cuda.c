@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * CUDA consumers, three ops tables over the same kernels (kernels.cu):
+ *  - "cuda": one persistent kernel polls the burst queues (l2fwd-nv workload 3);
+ *  - "cuda-burst": a worker lcore launches one kernel per READY item (workload 2);
+ *  - "cuda-graph": a worker lcore replays a captured graph whose kernel drains
+ *    every READY item (workload 4).
+ * A kernel fault is seen by poll() through cudaStreamQuery (the app polls every
+ * 20 ms) and reported with the CUDA error name; an item left READY longer than
+ * --stall-ms is reported as a stall.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_gpudev.h>
+#include <rte_malloc.h>
+
+#include "gnio_consumer.h"
+#include "gnio_cuda_rt.h"
+#include "gnio_log.h"
+
+RTE_LOG_REGISTER(ccuda_logtype, gnio.consumer.cuda, NOTICE);
+#define CC_LOG(level, ...) GNIO_LOG(ccuda_logtype, level, __VA_ARGS__)
+
+#define CC_WARPS_PER_Q 4
+#define CC_STOP_MS 5000
+
+enum ccuda_mode {
+	CC_PERSISTENT,
+	CC_BURST,
+	CC_GRAPH,
+};
+
+struct ccuda {
+	enum ccuda_mode mode;
+	struct gnio_cuda_rt *rt;
+	struct gnio_cuda_launch l;
+	/* One registered block: queue views, then final, start and cursor arrays. */
+	void *shared;
+	size_t shared_len;
+	struct gnio_bq_dev **qs;
+	uint32_t *final;
+	uint32_t *start;
+	uint32_t *cursor;
+	uint32_t *hcons;          /* per-burst mode: next item to launch for (worker lcore) */
+	uint32_t drained;         /* set by the worker lcore (burst, graph) */
+	uint32_t failed;          /* a launch failed on the worker lcore */
+	/* Watchdog (control lcore). */
+	uint32_t *wd_seq;
+	uint64_t *wd_since;
+	bool launched;
+};
+
+static int
+cc_ordinal(int16_t gpu)
+{
+	struct rte_gpu_info info;
+
+	if (rte_gpu_info_get(gpu, &info) != 0 || strncmp(info.name, "gnio_cuda", 9) != 0)
+		return -1;
+	return atoi(info.name + 9);
+}
+
+static int
+cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
+{
+	int ordinal = cc_ordinal(c->gpu_id);
+	uint32_t n = c->nb_qs;
+	struct ccuda *x;
+	int ret;
+
+	if (ordinal < 0) {
+		snprintf(c->error, sizeof(c->error), "the CUDA consumers need a CUDA GPU "
+				"(--gpu=auto or gnio_cudaN), not GPU %d", c->gpu_id);
+		return -ENODEV;
+	}
+	x = rte_zmalloc("gnio_ccuda", sizeof(*x), RTE_CACHE_LINE_SIZE);
+	if (x == NULL)
+		return -ENOMEM;
+	x->mode = mode;
+	c->priv = x;
+	ret = gnio_cuda_rt_create(ordinal, &x->rt, c->error, sizeof(c->error));
+	if (ret != 0)
+		return ret;
+	x->shared_len = RTE_ALIGN_CEIL(n * sizeof(void *), 64) + 3 * RTE_ALIGN_CEIL(n * 4, 64);
+	x->shared = rte_zmalloc("gnio_ccuda", x->shared_len, 4096);
+	x->hcons = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
+	x->wd_seq = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
+	x->wd_since = rte_zmalloc("gnio_ccuda", n * sizeof(uint64_t), 0);
+	if (x->shared == NULL || x->hcons == NULL || x->wd_seq == NULL || x->wd_since == NULL)
+		return -ENOMEM;
+	if (rte_gpu_mem_register(c->gpu_id, x->shared_len, x->shared) < 0) {
+		snprintf(c->error, sizeof(c->error), "cannot register consumer state with the GPU");
+		rte_free(x->shared);
+		x->shared = NULL;
+		return -EIO;
+	}
+	x->qs = x->shared;
+	x->final = (uint32_t *)((char *)x->shared + RTE_ALIGN_CEIL(n * sizeof(void *), 64));
+	x->start = x->final + RTE_ALIGN_CEIL(n * 4, 64) / 4;
+	x->cursor = x->start + RTE_ALIGN_CEIL(n * 4, 64) / 4;
+	for (uint32_t i = 0; i < n; i++)
+		x->qs[i] = gnio_burstq_dev(c->qs[i]);
+	x->l = (struct gnio_cuda_launch){
+		.qs = x->qs,
+		.nb_qs = n,
+		.ctx = c->ctx,
+		.quit = c->quit.ptr,
+		.final = x->final,
+		.start = x->start,
+		.cursor = x->cursor,
+		.warps_per_q = CC_WARPS_PER_Q,
+	};
+	return 0;
+}
+
+static int cc_create_persistent(struct gnio_consumer *c) { return cc_create(c, CC_PERSISTENT); }
+static int cc_create_burst(struct gnio_consumer *c) { return cc_create(c, CC_BURST); }
+static int cc_create_graph(struct gnio_consumer *c) { return cc_create(c, CC_GRAPH); }
+
+static int
+cc_start(struct gnio_consumer *c)
+{
+	struct ccuda *x = c->priv;
+	uint32_t wpq = CC_WARPS_PER_Q;
+
+	for (uint32_t i = 0; i < c->nb_qs; i++) {
+		uint32_t seq = gnio_burstq_published(c->qs[i]);
+
+		x->start[i] = seq;
+		x->final[i] = seq;
+		x->hcons[i] = seq;
+		gnio_shm_flag_store(&x->cursor[i], seq);
+		x->wd_seq[i] = UINT32_MAX;
+		wpq = RTE_MIN(wpq, gnio_burstq_dev(c->qs[i])->nb_items);
+	}
+	x->l.engine = c->engine->id;
+	x->l.warps_per_q = wpq;
+	x->l.slow_ns = c->slow_us > 4000000 ? 4000000000u : c->slow_us * 1000u;
+	x->l.inject_fault = c->inject_fault;
+	gnio_shm_flag_store(&x->drained, 0);
+	gnio_shm_flag_store(&x->failed, 0);
+	rte_gpu_comm_set_flag(&c->quit, 0);
+	rte_wmb();
+	switch (x->mode) {
+	case CC_PERSISTENT:
+		x->launched = true;
+		return gnio_cuda_rt_persistent(x->rt, &x->l, c->error, sizeof(c->error));
+	case CC_GRAPH:
+		return gnio_cuda_rt_graph_prepare(x->rt, &x->l, c->error, sizeof(c->error));
+	case CC_BURST:
+		break;
+	}
+	return 0;
+}
+
+static bool
+cc_all_done(struct gnio_consumer *c, struct ccuda *x)
+{
+	for (uint32_t i = 0; i < c->nb_qs; i++) {
+		uint32_t pub = gnio_burstq_published(c->qs[i]);
+		uint32_t at = x->mode == CC_GRAPH ? gnio_shm_flag_load(&x->cursor[i]) : x->hcons[i];
+
+		if (at != pub)
+			return false;
+	}
+	return true;
+}
+
+/* Worker lcore of the per-burst and graph modes. */
+static unsigned int
+cc_step(struct gnio_consumer *c)
+{
+	struct ccuda *x = c->priv;
+	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
+	unsigned int n = 0;
+	char err[sizeof(c->error)];
+
+	if (gnio_shm_flag_load(&x->failed) != 0)
+		return 0;
+	if (x->mode == CC_BURST) {
+		for (uint32_t i = 0; i < c->nb_qs; i++) {
+			struct gnio_bq_dev *d = x->qs[i];
+
+			while (gnio_shm_status_acquire(d->items[x->hcons[i] & (d->nb_items - 1)].status_h)
+					== GNIO_BQ_READY && n < 64) {
+				if (gnio_cuda_rt_item(x->rt, &x->l, i, x->hcons[i], err, sizeof(err)) != 0) {
+					CC_LOG(ERR, "%s", err);
+					gnio_shm_flag_store(&x->failed, 1);
+					return n;
+				}
+				x->hcons[i]++;
+				n++;
+			}
+		}
+	} else if (gnio_cuda_rt_query(x->rt, err, sizeof(err)) == 0) {
+		/* Graph idle: replay it if any queue has a READY item at its cursor. */
+		for (uint32_t i = 0; i < c->nb_qs; i++) {
+			struct gnio_bq_dev *d = x->qs[i];
+			uint32_t at = gnio_shm_flag_load(&x->cursor[i]);
+
+			if (gnio_shm_status_acquire(d->items[at & (d->nb_items - 1)].status_h) ==
+					GNIO_BQ_READY) {
+				if (gnio_cuda_rt_graph_launch(x->rt, err, sizeof(err)) != 0) {
+					CC_LOG(ERR, "%s", err);
+					gnio_shm_flag_store(&x->failed, 1);
+				}
+				n++;
+				break;
+			}
+		}
+	}
+	if (quit != 0 && n == 0 && cc_all_done(c, x))
+		gnio_shm_flag_store(&x->drained, 1);
+	return n;
+}
+
+/* Wait for the stream to go idle; a CUDA error or the deadline ends it. */
+static int
+cc_wait_idle(struct gnio_consumer *c, struct ccuda *x, uint64_t deadline)
+{
+	int r;
+
+	while ((r = gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error))) == 1) {
+		if (rte_get_timer_cycles() > deadline) {
+			snprintf(c->error, sizeof(c->error), "GPU consumer did not finish in %d ms",
+					CC_STOP_MS);
+			return -ETIMEDOUT;
+		}
+		rte_delay_us_sleep(100);
+	}
+	return r;
+}
+
+static int
+cc_stop(struct gnio_consumer *c)
+{
+	struct ccuda *x = c->priv;
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * CC_STOP_MS / 1000;
+	int r;
+
+	/* What was published is final (producers stopped); then quit, for every spin loop. */
+	for (uint32_t i = 0; i < c->nb_qs; i++)
+		x->final[i] = gnio_burstq_published(c->qs[i]);
+	rte_wmb();
+	rte_gpu_comm_set_flag(&c->quit, 1);
+	rte_wmb();
+	if (x->mode != CC_PERSISTENT) {
+		while (gnio_shm_flag_load(&x->drained) == 0) {
+			if (gnio_shm_flag_load(&x->failed) != 0)
+				break;
+			if (gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error)) < 0)
+				return -EIO;
+			if (rte_get_timer_cycles() > deadline) {
+				snprintf(c->error, sizeof(c->error), "GPU consumer did not drain in %d ms",
+						CC_STOP_MS);
+				return -ETIMEDOUT;
+			}
+			rte_delay_us_sleep(100);
+		}
+	}
+	r = cc_wait_idle(c, x, deadline);
+	x->launched = false;
+	if (r == 0 && gnio_shm_flag_load(&x->failed) != 0) {
+		snprintf(c->error, sizeof(c->error), "a kernel launch failed");
+		return -EIO;
+	}
+	return r;
+}
+
+static int
+cc_poll(struct gnio_consumer *c)
+{
+	struct ccuda *x = c->priv;
+	uint64_t now = rte_get_timer_cycles();
+	int r = gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error));
+
+	if (r < 0)
+		return -EIO;
+	if (gnio_shm_flag_load(&x->failed) != 0) {
+		snprintf(c->error, sizeof(c->error), "a kernel launch failed");
+		return -EIO;
+	}
+	if (x->mode == CC_PERSISTENT && x->launched && r == 0) {
+		snprintf(c->error, sizeof(c->error), "the persistent kernel exited while running");
+		return -EIO;
+	}
+	/* Watchdog: the oldest item of a queue READY and unchanged for stall_ms. */
+	for (uint32_t i = 0; i < c->nb_qs; i++) {
+		uint32_t inflight = gnio_burstq_in_flight(c->qs[i]);
+		uint32_t seq = gnio_burstq_published(c->qs[i]) - inflight;
+		struct gnio_bq_dev *d = x->qs[i];
+
+		if (inflight == 0 || gnio_shm_status_acquire(
+				d->items[seq & (d->nb_items - 1)].status_h) != GNIO_BQ_READY) {
+			x->wd_seq[i] = UINT32_MAX;
+			continue;
+		}
+		if (x->wd_seq[i] != seq) {
+			x->wd_seq[i] = seq;
+			x->wd_since[i] = now;
+		} else if (now - x->wd_since[i] > rte_get_timer_hz() * c->stall_ms / 1000) {
+			snprintf(c->error, sizeof(c->error), "stalled: item %u of queue %u waited over "
+					"%u ms for the GPU", seq, i, c->stall_ms);
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+static void
+cc_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
+{
+	struct ccuda *x = c->priv;
+
+	memset(st, 0, sizeof(*st));
+	st->launches = gnio_cuda_rt_launches(x->rt);
+}
+
+static void
+cc_destroy(struct gnio_consumer *c)
+{
+	struct ccuda *x = c->priv;
+
+	if (x == NULL)
+		return;
+	gnio_cuda_rt_destroy(x->rt);
+	if (x->shared != NULL) {
+		rte_gpu_mem_unregister(c->gpu_id, x->shared);
+		rte_free(x->shared);
+	}
+	rte_free(x->hcons);
+	rte_free(x->wd_seq);
+	rte_free(x->wd_since);
+	rte_free(x);
+	c->priv = NULL;
+}
+
+static const struct gnio_consumer_ops cc_persistent_ops = {
+	.name = "cuda",
+	.help = "CUDA persistent kernel polling the burst queues",
+	.gpu = true,
+	.create = cc_create_persistent,
+	.start = cc_start,
+	.stop = cc_stop,
+	.poll = cc_poll,
+	.stats = cc_stats,
+	.destroy = cc_destroy,
+};
+
+static const struct gnio_consumer_ops cc_burst_ops = {
+	.name = "cuda-burst",
+	.help = "one CUDA kernel launch per burst-queue item",
+	.gpu = true,
+	.create = cc_create_burst,
+	.start = cc_start,
+	.step = cc_step,
+	.stop = cc_stop,
+	.poll = cc_poll,
+	.stats = cc_stats,
+	.destroy = cc_destroy,
+};
+
+static const struct gnio_consumer_ops cc_graph_ops = {
+	.name = "cuda-graph",
+	.help = "CUDA graph replays draining the READY items",
+	.gpu = true,
+	.create = cc_create_graph,
+	.start = cc_start,
+	.step = cc_step,
+	.stop = cc_stop,
+	.poll = cc_poll,
+	.stats = cc_stats,
+	.destroy = cc_destroy,
+};
+
+GNIO_CONSUMER_REGISTER(cc_persistent_ops)
+GNIO_CONSUMER_REGISTER(cc_burst_ops)
+GNIO_CONSUMER_REGISTER(cc_graph_ops)

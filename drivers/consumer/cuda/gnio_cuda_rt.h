@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The CUDA runtime side of the CUDA consumers, as a pure C interface between
+ * consumer_cuda.c (DPDK side) and kernels.cu (nvcc side): no DPDK header here.
+ * Not thread-safe: one control thread per gnio_cuda_rt.
+ */
+#ifndef GNIO_CUDA_RT_H
+#define GNIO_CUDA_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gnio_eng_ctx.h"
+#include "gnio_shm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Kernel inputs, passed by value. Every pointer is valid on the GPU (registered or device memory). */
+struct gnio_cuda_launch {
+	struct gnio_bq_dev *const *qs;     /**< [nb_qs] queue views (registered host memory) */
+	uint32_t nb_qs;
+	const struct gnio_eng_ctx *ctx;    /**< engine inputs (registered) */
+	const uint32_t *quit;              /**< CPU writes 1 to stop (registered) */
+	const uint32_t *final;             /**< [nb_qs] items published at stop; valid once quit is 1 */
+	const uint32_t *start;             /**< [nb_qs] first item to consume */
+	uint32_t *cursor;                  /**< [nb_qs] graph mode: next item; GPU writes, CPU reads */
+	unsigned int engine;               /**< enum gnio_engine_id */
+	uint32_t warps_per_q;              /**< persistent mode: warps per queue, power of two */
+	uint32_t slow_ns;                  /**< fault injection: extra time per item */
+	int inject_fault;                  /**< fault injection: write to an invalid address */
+};
+
+struct gnio_cuda_rt;
+
+/** Bind to CUDA device @p ordinal, make a non-blocking stream. 0 or -EIO (err filled). */
+int gnio_cuda_rt_create(int ordinal, struct gnio_cuda_rt **rt, char *err, size_t len);
+
+/** Free the stream, graph and device memory. */
+void gnio_cuda_rt_destroy(struct gnio_cuda_rt *rt);
+
+/** SMs of the device, to size a resident grid. */
+int gnio_cuda_rt_sms(const struct gnio_cuda_rt *rt);
+
+/** Launch the persistent kernel (returns at once). 0 or -EIO. */
+int gnio_cuda_rt_persistent(struct gnio_cuda_rt *rt, const struct gnio_cuda_launch *l, char *err,
+		size_t len);
+
+/** Launch one kernel for one item (per-burst mode). 0 or -EIO. */
+int gnio_cuda_rt_item(struct gnio_cuda_rt *rt, const struct gnio_cuda_launch *l, uint32_t q,
+		uint32_t seq, char *err, size_t len);
+
+/** Capture the graph of the sweep kernel (graph mode). 0 or -EIO. */
+int gnio_cuda_rt_graph_prepare(struct gnio_cuda_rt *rt, const struct gnio_cuda_launch *l, char *err,
+		size_t len);
+
+/** Replay the captured graph. 0 or -EIO. */
+int gnio_cuda_rt_graph_launch(struct gnio_cuda_rt *rt, char *err, size_t len);
+
+/**
+ * State of the stream: 0 idle (all work finished), 1 busy, -EIO when a kernel
+ * failed (err names the CUDA error).
+ */
+int gnio_cuda_rt_query(struct gnio_cuda_rt *rt, char *err, size_t len);
+
+/** Kernel launches and graph replays so far. */
+uint64_t gnio_cuda_rt_launches(const struct gnio_cuda_rt *rt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNIO_CUDA_RT_H */

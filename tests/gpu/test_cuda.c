@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * GPU suite (exits 77 when there is no CUDA GPU). Proves on a real GPU:
+ *  - the gnio_cuda gpudev driver: info, allocation (GPU page aligned), free,
+ *    host registration, and the documented errors for bad arguments;
+ *  - --mem=gpu: device memory allocated, registered with rte_extmem_register
+ *    and made into an mbuf pool, and refused for a virtual port;
+ *  - every engine on each CUDA consumer (persistent, per-burst, graph) with
+ *    pinned memory on net_ring ports: output bytes and drop reasons identical
+ *    to the host consumer's on the same input (crafted and random packets).
+ * Usage: test_cuda [--probe]   (--probe: exit 0 if a CUDA GPU is there, else 77)
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_gpudev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "gnio_mem.h"
+#include "gnio_pipeline.h"
+#include "gnio_test.h"
+
+#define NPKT 3000
+#define MAXLEN 1500
+
+static int16_t gpu = -1;
+static struct gnio_mem_pool *src;      /* pinned: the GPU reads what the test injects */
+static uint8_t corpus[NPKT][MAXLEN];
+static uint16_t corpus_len[NPKT];
+static uint64_t seed;
+
+static uint32_t
+rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(seed >> 33);
+}
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* Packet i: a valid packet of one of the kinds the engines look at, or random bytes, or a cut one. */
+static void
+make_corpus(void)
+{
+	for (int i = 0; i < NPKT; i++) {
+		uint8_t *b = corpus[i];
+		uint16_t len = 64;
+		int kind = (int)(rnd() % 9), off = 14;
+
+		for (int k = 0; k < MAXLEN; k++)
+			b[k] = (uint8_t)rnd();
+		b[0] &= 0xfe;
+		if (kind == 3) {                       /* VLAN */
+			put16(b + 12, 0x8100);
+			off = 18;
+			put16(b + 16, 0x0800);
+		} else {
+			put16(b + 12, kind == 2 ? 0x86dd : kind == 5 ? 0x0806 : 0x0800);
+		}
+		if (kind == 0 || kind == 1 || kind == 3 || kind == 4) {      /* IPv4 */
+			uint16_t tot = (uint16_t)(20 + 8 + rnd() % 200);
+
+			b[off] = 0x45;
+			put16(b + off + 2, tot);
+			put16(b + off + 6, 0);
+			b[off + 9] = kind == 1 ? 6 : kind == 4 ? 1 : 17;
+			if (kind == 4) {
+				b[off + 20] = 8;
+				b[off + 21] = 0;
+			}
+			len = (uint16_t)(off + tot);
+		} else if (kind == 2) {                                       /* IPv6 */
+			b[off] = 0x60;
+			b[off + 6] = 17;
+			len = (uint16_t)(off + 40 + 8 + rnd() % 100);
+		} else if (kind == 5) {                                       /* ARP request */
+			put16(b + off, 1);
+			put16(b + off + 2, 0x0800);
+			b[off + 4] = 6;
+			b[off + 5] = 4;
+			put16(b + off + 6, 1);
+			len = 60;
+		} else if (kind == 6) {                                       /* random */
+			len = (uint16_t)(rnd() % 300);
+		} else {                                                      /* cut short */
+			b[off] = 0x45;
+			put16(b + off + 2, 100);
+			len = (uint16_t)(rnd() % 60);
+		}
+		corpus_len[i] = len;
+	}
+}
+
+static void
+test_gpudev(void)
+{
+	struct rte_gpu_info info;
+	uint8_t stack[64];
+	void *a, *h;
+
+	CHECK(rte_gpu_info_get(gpu, &info) == 0);
+	printf("GPU %s: %u SMs, %zu MiB, NUMA %d, page %zu\n", info.name, info.processor_count,
+			info.total_memory >> 20, info.numa_node, info.page_size);
+	CHECK(info.processor_count > 0 && info.total_memory > 0 && info.page_size == 65536);
+	a = rte_gpu_mem_alloc(gpu, 1 << 20, 0);
+	REQUIRE(a != NULL);
+	CHECK(((uintptr_t)a & 0xffff) == 0);
+	CHECK(rte_gpu_mem_free(gpu, a) == 0);
+	CHECK(rte_gpu_mem_free(gpu, a) == -EPERM);                 /* double free */
+	CHECK(rte_gpu_mem_free(gpu, stack) == -EPERM);             /* unknown pointer */
+	CHECK(rte_gpu_mem_alloc(gpu, 100, 3) == NULL && rte_errno == EINVAL);
+	h = rte_malloc(NULL, 1 << 16, 4096);
+	REQUIRE(h != NULL);
+	CHECK(rte_gpu_mem_register(gpu, 1 << 16, h) == 0);
+	CHECK(rte_gpu_mem_unregister(gpu, h) == 0);
+	CHECK(rte_gpu_mem_unregister(gpu, h) == -EPERM);           /* twice */
+	CHECK(rte_gpu_wmb(gpu) == 0);
+	rte_free(h);
+}
+
+static void
+test_gpu_mem(void)
+{
+	struct gnio_mem_conf mc = {
+		.name = "t_gpumem", .mode = GNIO_MEM_GPU, .gpu_id = gpu, .nb_mbufs = 4096,
+		.cache = 0, .data_room = RTE_MBUF_DEFAULT_BUF_SIZE, .socket = SOCKET_ID_ANY,
+	};
+	struct gnio_mem_pool *p = gnio_mem_pool_create(&mc);
+	struct rte_mbuf *m;
+	size_t len = 0;
+	uint8_t *base;
+	uint16_t port;
+	char why[160];
+
+	REQUIRE(p != NULL);
+	base = gnio_mem_pool_gpu_mem(p, &len);
+	m = rte_pktmbuf_alloc(gnio_mem_pool_mp(p));
+	REQUIRE(m != NULL);
+	CHECK((uint8_t *)m->buf_addr >= base && (uint8_t *)m->buf_addr < base + len);
+	rte_pktmbuf_free(m);
+	CHECK(gnio_mem_pool_free(p) == 0);
+	/* A virtual port cannot DMA into device memory: refused with a reason. */
+	REQUIRE(rte_eth_dev_get_port_by_name("net_null0", &port) == 0);
+	CHECK(gnio_mem_port_dma_check(port, why, sizeof(why)) == -ENOTSUP);
+	mc.ports = &port;
+	mc.nb_ports = 1;
+	CHECK(gnio_mem_pool_create(&mc) == NULL && rte_errno == ENOTSUP);
+}
+
+struct result {
+	uint32_t n;
+	uint16_t len[NPKT];
+	uint8_t *data;          /* NPKT * MAXLEN */
+	uint64_t drops[GNIO_DROP_MAX];
+	uint64_t processed;
+};
+
+/* One run: engine @p eng on consumer @p cons, corpus in on port A, out of port B. */
+static int
+run(const char *eng, const char *cons, struct result *r)
+{
+	static int run_id;
+	struct rte_ring *rx[2], *tx[2];
+	uint16_t ports[2];
+	struct gnio_pipeline_conf c;
+	struct gnio_pipeline *pl;
+	struct gnio_check chk;
+	char name[64], err[256];
+	bool gen;
+
+	for (int p = 0; p < 2; p++) {
+		snprintf(name, sizeof(name), "r%d_rx%d", run_id, p);
+		rx[p] = rte_ring_create(name, 4096, 0, 0);
+		snprintf(name, sizeof(name), "r%d_tx%d", run_id, p);
+		tx[p] = rte_ring_create(name, 8192, 0, 0);
+		REQUIRE(rx[p] != NULL && tx[p] != NULL);
+		snprintf(name, sizeof(name), "t%d_%d", run_id, p);
+		ports[p] = (uint16_t)rte_eth_from_rings(name, &rx[p], 1, &tx[p], 1, 0);
+	}
+	run_id++;
+	gnio_pipeline_conf_defaults(&c);
+	c.nb_ports = 2;
+	c.ports[0] = ports[0];
+	c.ports[1] = ports[1];
+	c.nb_rxd = 256;
+	c.nb_txd = 256;
+	c.ring_items = 64;
+	c.mem = GNIO_MEM_PINNED;
+	c.gpu_id = gpu;
+	c.consumer = cons;
+	c.engine = gnio_engine_find(eng);
+	c.mbuf_size = RTE_PKTMBUF_HEADROOM + MAXLEN;
+	gen = c.engine->generates;
+	if (gen) {
+		c.max_packets = NPKT;
+		c.txpkts = 200;
+	}
+	pl = gnio_pipeline_create(&c, err, sizeof(err));
+	if (pl == NULL) {
+		fprintf(stderr, "FAIL: %s on %s: %s\n", eng, cons, err);
+		gnio_test_failures++;
+		return -1;
+	}
+	REQUIRE(gnio_pipeline_start(pl) == 0);
+	for (int i = 0; !gen && i < NPKT; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(gnio_mem_pool_mp(src));
+
+		REQUIRE(m != NULL);
+		/* Zero-length packets too: append(0) succeeds and copies nothing. */
+		REQUIRE(corpus_len[i] == 0 || rte_pktmbuf_append(m, corpus_len[i]) != NULL);
+		memcpy(rte_pktmbuf_mtod(m, uint8_t *), corpus[i], corpus_len[i]);
+		while (rte_ring_enqueue(rx[0], m) != 0)
+			rte_delay_us(10);
+	}
+	for (int spin = 0; spin < 1000; spin++) {
+		struct gnio_counts t;
+		uint64_t d = 0;
+
+		gnio_pipeline_totals(pl, &t);
+		for (int k = 0; k < GNIO_DROP_MAX; k++)
+			d += t.drops[k];
+		if (t.rx == NPKT && t.tx + d == NPKT)
+			break;
+		CHECK(gnio_pipeline_poll(pl) >= 0);
+		rte_delay_ms(5);
+	}
+	CHECK(gnio_pipeline_stop(pl) == 0);
+	gnio_pipeline_check(pl, &chk);
+	CHECK(chk.conserved && chk.total.rx == NPKT);
+	memcpy(r->drops, chk.total.drops, sizeof(r->drops));
+	r->processed = gnio_pipeline_processed(pl);
+	r->n = 0;
+	for (int p = 0; p < 2; p++) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_dequeue(tx[p], (void **)&m) == 0) {
+			if (r->n < NPKT && m->pkt_len <= MAXLEN) {
+				r->len[r->n] = (uint16_t)m->pkt_len;
+				memcpy(r->data + (size_t)r->n * MAXLEN, rte_pktmbuf_mtod(m, void *), m->pkt_len);
+				r->n++;
+			}
+			rte_pktmbuf_free(m);
+		}
+	}
+	gnio_pipeline_check(pl, &chk);
+	CHECK(chk.pools_full);
+	CHECK(gnio_pipeline_destroy(pl) == 0);
+	return 0;
+}
+
+static void
+test_engines(void)
+{
+	static const char *const consumers[] = { "cuda", "cuda-burst", "cuda-graph" };
+	struct result *ref = calloc(1, sizeof(*ref)), *got = calloc(1, sizeof(*got));
+
+	REQUIRE(ref != NULL && got != NULL);
+	ref->data = malloc((size_t)NPKT * MAXLEN);
+	got->data = malloc((size_t)NPKT * MAXLEN);
+	REQUIRE(ref->data != NULL && got->data != NULL);
+	for (const struct gnio_engine *e = gnio_engine_table; e->name != NULL; e++) {
+		if (run(e->name, "host", ref) != 0)
+			continue;
+		for (unsigned int k = 0; k < RTE_DIM(consumers); k++) {
+			int bad = 0;
+
+			if (run(e->name, consumers[k], got) != 0)
+				continue;
+			CHECK(got->n == ref->n);
+			CHECK(memcmp(got->drops, ref->drops, sizeof(ref->drops)) == 0);
+			CHECK(got->processed == ref->processed);
+			for (uint32_t i = 0; i < ref->n && i < got->n; i++)
+				if (got->len[i] != ref->len[i] || memcmp(got->data + (size_t)i * MAXLEN,
+						ref->data + (size_t)i * MAXLEN, ref->len[i]) != 0)
+					bad++;
+			CHECK(bad == 0);
+			printf("engine %-9s consumer %-10s: %u packets out, %" PRIu64 " processed, "
+					"%d differ from the host consumer\n", e->name, consumers[k],
+					got->n, got->processed, bad);
+		}
+	}
+	free(ref->data);
+	free(got->data);
+	free(ref);
+	free(got);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const extra[] = { "--vdev", "gnio_cuda", "--vdev", "net_null0" };
+	struct rte_gpu_info info;
+	int16_t id;
+
+	gnio_test_eal_init(argv[0], "0-1", 4, extra);
+	RTE_GPU_FOREACH(id) {
+		if (rte_gpu_info_get(id, &info) == 0 && strcmp(info.name, "gnio_cuda0") == 0)
+			gpu = id;
+	}
+	if (gpu < 0) {
+		printf("no CUDA GPU (gnio_cuda found none): skipped\n");
+		rte_eal_cleanup();
+		return GNIO_TEST_SKIP;
+	}
+	if (argc > 1 && strcmp(argv[1], "--probe") == 0) {
+		rte_eal_cleanup();
+		return 0;
+	}
+	seed = (uint64_t)time(NULL);
+	printf("random corpus seed %" PRIu64 "\n", seed);
+	make_corpus();
+	test_gpudev();
+	test_gpu_mem();
+	{
+		struct gnio_mem_conf mc = {
+			.name = "t_src", .mode = GNIO_MEM_PINNED, .gpu_id = gpu, .nb_mbufs = 8191,
+			.cache = 256, .data_room = RTE_PKTMBUF_HEADROOM + MAXLEN, .socket = SOCKET_ID_ANY,
+		};
+
+		src = gnio_mem_pool_create(&mc);
+		REQUIRE(src != NULL);
+	}
+	test_engines();
+	CHECK(gnio_mem_pool_free(src) == 0);
+	return gnio_test_finish("test_cuda");
+}
