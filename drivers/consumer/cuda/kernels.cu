@@ -63,10 +63,11 @@ load_q(const gnio_bq_dev *d)
 	return q;
 }
 
+/* Fault injection: spend @p ns more on an item, but stop at once when asked to quit. */
 __device__ __forceinline__ void
-slow_down(uint32_t ns)
+slow_down(uint32_t ns, const uint32_t *quit)
 {
-	while (ns != 0) {
+	while (ns != 0 && gnio_shm_dev_flag_load(quit) == 0) {
 		uint32_t s = ns > 1000000 ? 1000000 : ns;
 
 		__nanosleep(s);
@@ -103,7 +104,7 @@ warp_item(const gnio_cuda_launch &l, const kq &q, uint32_t slot, unsigned int la
 	}
 	same = __all_sync(0xffffffffu, same);
 	if (l.slow_ns != 0 && lane == 0)
-		slow_down(l.slow_ns);
+		slow_down(l.slow_ns, l.quit);
 	if (l.inject_fault && lane == 0)      /* fault injection: store to an invalid address */
 		gnio_shm_dev_status_release((uint32_t *)(uintptr_t)0x10, 1);
 	/* Packet bytes and verdicts of this lane, before the DONE that publishes them. */
