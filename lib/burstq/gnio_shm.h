@@ -117,13 +117,19 @@ gnio_shm_counter_load(const uint64_t *c)
 /**
  * Load an item status with acquire order at system scope: the descriptors and
  * packet bytes the CPU wrote before publishing READY are visible after it.
+ * The load is ld.global.cv ("consider cached system memory lines stale, fetch
+ * again"): on the H200, a polling kernel kept seeing its own DONE in a cached
+ * line after the CPU had stored FREE and READY over it. The fence then orders
+ * every later load of this thread after it (kernels are built with
+ * -Xptxas -dlcm=cv, so those loads fetch host memory again too).
  */
 __device__ __forceinline__ uint32_t
 gnio_shm_dev_status_acquire(const uint32_t *status)
 {
 	uint32_t v;
 
-	asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(status) : "memory");
+	asm volatile("ld.global.cv.u32 %0, [%1];" : "=r"(v) : "l"(status) : "memory");
+	asm volatile("fence.acq_rel.sys;" : : : "memory");
 	return v;
 }
 
@@ -138,13 +144,13 @@ gnio_shm_dev_status_release(uint32_t *status, uint32_t v)
 	asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(status), "r"(v) : "memory");
 }
 
-/** Read a CPU-written control flag (quit): relaxed, system scope, never cached. */
+/** Read a CPU-written control flag (quit): fetched again from memory every time. */
 __device__ __forceinline__ uint32_t
 gnio_shm_dev_flag_load(const uint32_t *flag)
 {
 	uint32_t v;
 
-	asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+	asm volatile("ld.global.cv.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
 	return v;
 }
 

@@ -110,7 +110,7 @@ pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
 
 		while (gnio_burstq_peek_done(bq, &d)) {
 			/* Completion seen: one timestamp per pass that found work. */
-			if (seen == 0)
+			if (seen == 0 || unlikely(d.first_rx_tsc > seen))
 				seen = rte_rdtsc();
 			gnio_hist_add(&lc->hist, seen - d.first_rx_tsc);
 			if (d.status == GNIO_BQ_DONE)

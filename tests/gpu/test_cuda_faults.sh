@@ -42,7 +42,7 @@ check "[ $rc -ne 0 ] && [ $rc -ne 124 ]" "fault: non-zero exit without hanging (
 check "grep -q 'cudaErrorIllegalAddress' '$tmp/fault.log'" "fault: CUDA error name reported"
 check "[ $ms -lt 15000 ]" "fault: process ended in $ms ms"
 
-timeout 60 "$T" $EAL -- --gpu=auto --forward-mode=io --slow-consumer-us=2000000 --stall-ms=200 \
+timeout 60 "$T" $EAL -- --gpu=auto --forward-mode=io --slow-consumer-us=1000000 --stall-ms=200 \
 	--duration=20 > "$tmp/stall.log" 2>&1
 rc=$?
 grep -E "stalled|failed|received" "$tmp/stall.log" | head -4

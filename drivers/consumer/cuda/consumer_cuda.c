@@ -27,6 +27,8 @@ RTE_LOG_REGISTER(ccuda_logtype, gnio.consumer.cuda, NOTICE);
 #define CC_LOG(level, ...) GNIO_LOG(ccuda_logtype, level, __VA_ARGS__)
 
 #define CC_WARPS_PER_Q 4
+#define CC_BURST_AHEAD 16     /* per-burst mode: launches outstanding per queue at most */
+#define CC_BURST_PER_PASS 8   /* per-burst mode: launches per queue per pass */
 #define CC_STOP_MS 5000
 
 enum ccuda_mode {
@@ -185,9 +187,18 @@ cc_step(struct gnio_consumer *c)
 	if (x->mode == CC_BURST) {
 		for (uint32_t i = 0; i < c->nb_qs; i++) {
 			struct gnio_bq_dev *d = x->qs[i];
+			uint32_t mask = d->nb_items - 1, k = 0;
 
-			while (gnio_shm_status_acquire(d->items[x->hcons[i] & (d->nb_items - 1)].status_h)
-					== GNIO_BQ_READY && n < 64) {
+			while (k < CC_BURST_PER_PASS && gnio_shm_status_acquire(
+					d->items[x->hcons[i] & mask].status_h) == GNIO_BQ_READY) {
+				uint32_t back = x->hcons[i] - CC_BURST_AHEAD;
+
+				/* Do not queue more launches while an older one has not run yet. */
+				if ((int32_t)(back - x->start[i]) >= 0 && CC_BURST_AHEAD < d->nb_items &&
+						gnio_shm_status_acquire(d->items[back & mask].status_h) ==
+						GNIO_BQ_READY)
+					break;
+				k++;
 				if (gnio_cuda_rt_item(x->rt, &x->l, i, x->hcons[i], err, sizeof(err)) != 0) {
 					CC_LOG(ERR, "%s", err);
 					gnio_shm_flag_store(&x->failed, 1);
