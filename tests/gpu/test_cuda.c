@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include <rte_bus_vdev.h>
+#include <rte_cycles.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_gpudev.h>
@@ -223,7 +224,9 @@ run(const char *eng, const char *cons, struct result *r)
 		while (rte_ring_enqueue(rx[0], m) != 0)
 			rte_delay_us(10);
 	}
-	for (int spin = 0; spin < 1000; spin++) {
+	uint64_t t0 = rte_get_timer_cycles();
+
+	for (int spin = 0; spin < 4000; spin++) {
 		struct gnio_counts t;
 		uint64_t d = 0;
 
@@ -235,7 +238,12 @@ run(const char *eng, const char *cons, struct result *r)
 		CHECK(gnio_pipeline_poll(pl) >= 0);
 		rte_delay_ms(5);
 	}
-	CHECK(gnio_pipeline_stop(pl) == 0);
+	printf("  %s on %s: all packets out after %.1f ms\n", eng, cons,
+			(double)(rte_get_timer_cycles() - t0) * 1e3 / (double)rte_get_timer_hz());
+	if (gnio_pipeline_stop(pl) != 0) {
+		fprintf(stderr, "FAIL: %s on %s: stop: %s\n", eng, cons, gnio_pipeline_error(pl));
+		gnio_test_failures++;
+	}
 	gnio_pipeline_check(pl, &chk);
 	CHECK(chk.conserved && chk.total.rx == NPKT);
 	memcpy(r->drops, chk.total.drops, sizeof(r->drops));
@@ -319,14 +327,25 @@ test_engines(void)
 			CHECK(got->n == ref->n);
 			CHECK(memcmp(got->drops, ref->drops, sizeof(ref->drops)) == 0);
 			CHECK(got->processed == ref->processed);
-			for (uint32_t i = 0; i < ref->n && i < got->n; i++)
-				if (got->len[i] != ref->len[i] || memcmp(got->data + (size_t)i * MAXLEN,
-						ref->data + (size_t)i * MAXLEN, ref->len[i]) != 0)
-					bad++;
+			for (uint32_t i = 0; i < ref->n && i < got->n; i++) {
+				if (got->len[i] == ref->len[i] && memcmp(got->data + (size_t)i * MAXLEN,
+						ref->data + (size_t)i * MAXLEN, ref->len[i]) == 0)
+					continue;
+				if (bad++ == 0) {
+					printf("  first difference at packet %u (len %u vs %u):\n   got ", i,
+							got->len[i], ref->len[i]);
+					for (int b = 0; b < 40 && b < got->len[i]; b++)
+						printf("%02x", got->data[(size_t)i * MAXLEN + b]);
+					printf("\n  host ");
+					for (int b = 0; b < 40 && b < ref->len[i]; b++)
+						printf("%02x", ref->data[(size_t)i * MAXLEN + b]);
+					printf("\n");
+				}
+			}
 			CHECK(bad == 0);
-			printf("engine %-9s consumer %-10s: %u packets out, %" PRIu64 " processed, "
-					"%d differ from the host consumer\n", e->name, consumers[k],
-					got->n, got->processed, bad);
+			printf("engine %-9s consumer %-10s: %u packets out (host %u), %" PRIu64
+					" processed, %d differ from the host consumer\n", e->name,
+					consumers[k], got->n, ref->n, got->processed, bad);
 		}
 	}
 	free(ref->data);

@@ -48,6 +48,7 @@ struct ccuda {
 	uint32_t *final;
 	uint32_t *start;
 	uint32_t *cursor;
+	uint32_t *dbg;            /* GNIO_CUDA_DEBUG: what each warp waits for */
 	uint32_t *hcons;          /* per-burst mode: next item to launch for (worker lcore) */
 	uint32_t drained;         /* set by the worker lcore (burst, graph) */
 	uint32_t failed;          /* a launch failed on the worker lcore */
@@ -88,7 +89,8 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 	ret = gnio_cuda_rt_create(ordinal, &x->rt, c->error, sizeof(c->error));
 	if (ret != 0)
 		return ret;
-	x->shared_len = RTE_ALIGN_CEIL(n * sizeof(void *), 64) + 3 * RTE_ALIGN_CEIL(n * 4, 64);
+	x->shared_len = RTE_ALIGN_CEIL(n * sizeof(void *), 64) + 3 * RTE_ALIGN_CEIL(n * 4, 64) +
+		(size_t)n * CC_WARPS_PER_Q * 2 * sizeof(uint32_t);
 	x->shared = rte_zmalloc("gnio_ccuda", x->shared_len, 4096);
 	x->hcons = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
 	x->wd_seq = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
@@ -105,6 +107,7 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 	x->final = (uint32_t *)((char *)x->shared + RTE_ALIGN_CEIL(n * sizeof(void *), 64));
 	x->start = x->final + RTE_ALIGN_CEIL(n * 4, 64) / 4;
 	x->cursor = x->start + RTE_ALIGN_CEIL(n * 4, 64) / 4;
+	x->dbg = x->cursor + RTE_ALIGN_CEIL(n * 4, 64) / 4;
 	for (uint32_t i = 0; i < n; i++)
 		x->qs[i] = gnio_burstq_dev(c->qs[i]);
 	x->l = (struct gnio_cuda_launch){
@@ -116,8 +119,36 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 		.start = x->start,
 		.cursor = x->cursor,
 		.warps_per_q = CC_WARPS_PER_Q,
+		.dbg = getenv("GNIO_CUDA_DEBUG") != NULL ? x->dbg : NULL,
 	};
 	return 0;
+}
+
+/* After a failed stop: what the CPU and the GPU each see of the items in flight. */
+static void
+cc_dump(struct gnio_consumer *c, struct ccuda *x)
+{
+	for (uint32_t i = 0; i < c->nb_qs; i++) {
+		struct gnio_bq_dev *d = x->qs[i];
+		uint32_t pub = gnio_burstq_published(c->qs[i]);
+		uint32_t fl = gnio_burstq_in_flight(c->qs[i]);
+		char line[256];
+		size_t off = 0;
+
+		for (uint32_t s = pub - fl; s != pub && off < sizeof(line) - 16; s++)
+			off += snprintf(line + off, sizeof(line) - off, " %u:%u", s,
+					gnio_shm_status_acquire(d->items[s & (d->nb_items - 1)].status_h));
+		CC_LOG(ERR, "queue %u: published %u, in flight %u, cursor %u, hcons %u; seq:status%s",
+				i, pub, fl, gnio_shm_flag_load(&x->cursor[i]), x->hcons[i], line);
+		if (x->l.dbg != NULL)
+			for (uint32_t w = 0; w < x->l.warps_per_q; w++) {
+				uint32_t g = i * x->l.warps_per_q + w;
+
+				CC_LOG(ERR, "queue %u warp %u: waits for item %u, last read status %u", i,
+						w, gnio_shm_flag_load(&x->dbg[2 * g]),
+						gnio_shm_flag_load(&x->dbg[2 * g + 1]));
+			}
+	}
 }
 
 static int cc_create_persistent(struct gnio_consumer *c) { return cc_create(c, CC_PERSISTENT); }
@@ -269,12 +300,15 @@ cc_stop(struct gnio_consumer *c)
 			if (rte_get_timer_cycles() > deadline) {
 				snprintf(c->error, sizeof(c->error), "GPU consumer did not drain in %d ms",
 						CC_STOP_MS);
+				cc_dump(c, x);
 				return -ETIMEDOUT;
 			}
 			rte_delay_us_sleep(100);
 		}
 	}
 	r = cc_wait_idle(c, x, deadline);
+	if (r != 0)
+		cc_dump(c, x);
 	x->launched = false;
 	if (r == 0 && gnio_shm_flag_load(&x->failed) != 0) {
 		snprintf(c->error, sizeof(c->error), "a kernel launch failed");

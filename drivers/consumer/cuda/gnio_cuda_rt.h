@@ -31,6 +31,7 @@ struct gnio_cuda_launch {
 	uint32_t warps_per_q;              /**< persistent mode: warps per queue, power of two */
 	uint32_t slow_ns;                  /**< fault injection: extra time per item */
 	int inject_fault;                  /**< fault injection: write to an invalid address */
+	uint32_t *dbg;                     /**< NULL, or [2 per warp]: item waited for, status last read */
 };
 
 struct gnio_cuda_rt;

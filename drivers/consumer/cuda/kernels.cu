@@ -141,7 +141,13 @@ k_persistent(gnio_cuda_launch l)
 		unsigned int backoff = 0;
 
 		for (;;) {
-			if (gnio_shm_dev_status_acquire(status) == GNIO_BQ_READY)
+			uint32_t st = gnio_shm_dev_status_acquire(status);
+
+			if (l.dbg != NULL && lane == 0) {
+				gnio_shm_dev_status_release(&l.dbg[2 * gw], seq);
+				gnio_shm_dev_status_release(&l.dbg[2 * gw + 1], st);
+			}
+			if (st == GNIO_BQ_READY)
 				break;
 			/* Every spin loop watches the quit flag. */
 			if (gnio_shm_dev_flag_load(l.quit) != 0 &&
