@@ -26,7 +26,11 @@
 RTE_LOG_REGISTER(ccuda_logtype, gnio.consumer.cuda, NOTICE);
 #define CC_LOG(level, ...) GNIO_LOG(ccuda_logtype, level, __VA_ARGS__)
 
-#define CC_WARPS_PER_Q 4
+/*
+ * Persistent mode: warps per queue, each taking every W-th item. Each item is
+ * latency-bound (dependent PCIe reads), so many items are worked on at once.
+ */
+#define CC_WARPS_PER_Q 32
 #define CC_BURST_AHEAD 16     /* per-burst mode: launches outstanding per queue at most */
 #define CC_BURST_PER_PASS 8   /* per-burst mode: launches per queue per pass */
 #define CC_STOP_MS 5000
@@ -219,13 +223,15 @@ cc_step(struct gnio_consumer *c)
 		for (uint32_t i = 0; i < c->nb_qs; i++) {
 			struct gnio_bq_dev *d = x->qs[i];
 			uint32_t mask = d->nb_items - 1, k = 0;
+			/* Oldest item not yet released: older slots may hold newer items. */
+			uint32_t tail = gnio_burstq_published(c->qs[i]) - gnio_burstq_in_flight(c->qs[i]);
 
 			while (k < CC_BURST_PER_PASS && gnio_shm_status_acquire(
 					d->items[x->hcons[i] & mask].status_h) == GNIO_BQ_READY) {
 				uint32_t back = x->hcons[i] - CC_BURST_AHEAD;
 
 				/* Do not queue more launches while an older one has not run yet. */
-				if ((int32_t)(back - x->start[i]) >= 0 && CC_BURST_AHEAD < d->nb_items &&
+				if ((int32_t)(back - tail) >= 0 && CC_BURST_AHEAD < d->nb_items &&
 						gnio_shm_status_acquire(d->items[back & mask].status_h) ==
 						GNIO_BQ_READY)
 					break;
