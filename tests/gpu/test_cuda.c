@@ -35,6 +35,7 @@ static struct gnio_mem_pool *src;      /* pinned: the GPU reads what the test in
 static uint8_t corpus[NPKT][MAXLEN];
 static uint16_t corpus_len[NPKT];
 static uint64_t seed;
+static int npkt = NPKT;              /* GNIO_TEST_NPKT: fewer packets (under compute-sanitizer) */
 
 static uint32_t
 rnd(void)
@@ -54,7 +55,7 @@ put16(uint8_t *p, uint16_t v)
 static void
 make_corpus(void)
 {
-	for (int i = 0; i < NPKT; i++) {
+	for (int i = 0; i < npkt; i++) {
 		uint8_t *b = corpus[i];
 		uint16_t len = 64;
 		int kind = (int)(rnd() % 9), off = 14;
@@ -206,7 +207,7 @@ run(const char *eng, const char *cons, struct result *r)
 	c.mbuf_size = RTE_PKTMBUF_HEADROOM + MAXLEN;
 	gen = c.engine->generates;
 	if (gen) {
-		c.max_packets = NPKT;
+		c.max_packets = (uint64_t)npkt;
 		c.txpkts = 200;
 	}
 	pl = gnio_pipeline_create(&c, err, sizeof(err));
@@ -216,7 +217,7 @@ run(const char *eng, const char *cons, struct result *r)
 		return -1;
 	}
 	REQUIRE(gnio_pipeline_start(pl) == 0);
-	for (int i = 0; !gen && i < NPKT; i++) {
+	for (int i = 0; !gen && i < npkt; i++) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(gnio_mem_pool_mp(src));
 
 		REQUIRE(m != NULL);
@@ -235,7 +236,7 @@ run(const char *eng, const char *cons, struct result *r)
 		gnio_pipeline_totals(pl, &t);
 		for (int k = 0; k < GNIO_DROP_MAX; k++)
 			d += t.drops[k];
-		if (t.rx == NPKT && t.tx + d == NPKT)
+		if (t.rx == (uint64_t)npkt && t.tx + d == (uint64_t)npkt)
 			break;
 		CHECK(gnio_pipeline_poll(pl) >= 0);
 		rte_delay_ms(5);
@@ -247,7 +248,7 @@ run(const char *eng, const char *cons, struct result *r)
 		gnio_test_failures++;
 	}
 	gnio_pipeline_check(pl, &chk);
-	CHECK(chk.conserved && chk.total.rx == NPKT);
+	CHECK(chk.conserved && chk.total.rx == (uint64_t)npkt);
 	memcpy(r->drops, chk.total.drops, sizeof(r->drops));
 	r->processed = gnio_pipeline_processed(pl);
 	r->n = 0;
@@ -315,6 +316,10 @@ test_engines(void)
 	got->data = malloc((size_t)NPKT * MAXLEN);
 	REQUIRE(ref->data != NULL && got->data != NULL);
 	for (const struct gnio_engine *e = gnio_engine_table; e->name != NULL; e++) {
+		const char *only = getenv("GNIO_TEST_ENGINES");     /* comma list, default all */
+
+		if (only != NULL && strstr(only, e->name) == NULL)
+			continue;
 		if (run(e->name, "host", ref) != 0)
 			continue;
 		if (e->generates)
@@ -377,6 +382,8 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return 0;
 	}
+	if (getenv("GNIO_TEST_NPKT") != NULL)
+		npkt = RTE_MAX(1, RTE_MIN(NPKT, atoi(getenv("GNIO_TEST_NPKT"))));
 	seed = (uint64_t)time(NULL);
 	printf("random corpus seed %" PRIu64 "\n", seed);
 	make_corpus();
