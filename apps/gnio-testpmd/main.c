@@ -10,7 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_bus.h>
 #include <rte_bus_vdev.h>
+#include <rte_dev.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -19,6 +21,8 @@
 #include <rte_pdump.h>
 
 #include "gnio_consumer.h"
+#include "gnio_gpu_cuda.h"
+#include "gnio_topo.h"
 #include "testpmd.h"
 
 volatile int app_quit;
@@ -92,6 +96,59 @@ gpu_choose(const char *want, bool *is_cuda)
 		}
 	}
 	return host >= 0 ? host : gpu_host();
+}
+
+static struct gnio_topo topo;
+
+/* PCI address of an ethdev port, or "" for a virtual one. */
+static void
+port_bdf(uint16_t port, char *bdf, size_t len)
+{
+	struct rte_eth_dev_info di;
+
+	bdf[0] = '\0';
+	if (rte_eth_dev_info_get(port, &di) == 0 && di.device != NULL &&
+			strcmp(rte_bus_name(rte_dev_bus(di.device)), "pci") == 0)
+		snprintf(bdf, len, "%s", rte_dev_name(di.device));
+}
+
+/* PCIe distance between a port and a GPU, or -1 when either is not a PCI device here. */
+static int
+port_gpu_distance(uint16_t port, int16_t gpu)
+{
+	char pb[32], gb[32];
+	int a, b;
+
+	port_bdf(port, pb, sizeof(pb));
+	if (pb[0] == '\0' || gnio_gpu_cuda_pci_addr(gpu, gb, sizeof(gb)) != 0)
+		return -1;
+	a = gnio_topo_find(&topo, pb);
+	b = gnio_topo_find(&topo, gb);
+	return a < 0 || b < 0 ? -1 : (int)gnio_topo_distance(&topo, a, b);
+}
+
+/* Several CUDA GPUs: the one nearest (PCIe) to the first PCI port; else the first. */
+static int16_t
+gpu_nearest(const struct app_opts *o, int16_t first)
+{
+	struct rte_gpu_info info;
+	int16_t id, best = first;
+	int bd = INT32_MAX;
+
+	if (o->conf.nb_ports == 0)
+		return first;
+	RTE_GPU_FOREACH(id) {
+		int d;
+
+		if (rte_gpu_info_get(id, &info) != 0 || strncmp(info.name, "gnio_cuda", 9) != 0)
+			continue;
+		d = port_gpu_distance(o->conf.ports[0], id);
+		if (d >= 0 && d < bd) {
+			bd = d;
+			best = id;
+		}
+	}
+	return best;
 }
 
 /* Split argv at "--": EAL arguments before, the app's after. */
@@ -187,7 +244,10 @@ main(int argc, char **argv)
 	if (o.conf.nb_ports == 0)
 		app_fail("no ports: give the EAL devices (--vdev=net_null0, -a PCI)");
 
+	gnio_topo_scan(&topo, "/sys", "/proc");
 	o.conf.gpu_id = gpu_choose(o.gpu, &is_cuda);
+	if (is_cuda && strcmp(o.gpu, "auto") == 0)
+		o.conf.gpu_id = gpu_nearest(&o, o.conf.gpu_id);
 	if (o.consumer == NULL)
 		o.consumer = is_cuda && gnio_consumer_find("cuda") != NULL ? "cuda" : "host";
 	o.conf.consumer = o.consumer;
@@ -212,8 +272,18 @@ main(int argc, char **argv)
 				o.consumer, gi.name, gi.numa_node, gnio_mem_mode_name(o.conf.mem),
 				pc->burst, pc->item_pkts, pc->ring_items, pc->nb_cores);
 	}
-	for (uint16_t i = 0; i < o.conf.nb_ports; i++)
+	for (uint16_t i = 0; i < o.conf.nb_ports; i++) {
+		int d = port_gpu_distance(o.conf.ports[i], o.conf.gpu_id);
+
+		if (d >= 0) {
+			char text[64];
+
+			snprintf(text, sizeof(text), "; PCIe distance %s",
+					gnio_topo_dist_name((enum gnio_topo_dist)d));
+			gnio_pipeline_annotate_port(p, i, text);
+		}
 		printf(APP ": %s\n", gnio_pipeline_datapath(p, i));
+	}
 	for (unsigned int i = 0; i < gnio_pipeline_nb_notes(p); i++)
 		printf(APP ": warning: %s\n", gnio_pipeline_note(p, i));
 

@@ -106,6 +106,9 @@ const char *gnio_pipeline_note(const struct gnio_pipeline *p, unsigned int i);
 /** Data path in effect for port index @p i, and why. */
 const char *gnio_pipeline_datapath(const struct gnio_pipeline *p, uint16_t i);
 
+/** Append @p text (e.g. the PCIe distance to the GPU) to port index @p i's data path. */
+void gnio_pipeline_annotate_port(struct gnio_pipeline *p, uint16_t i, const char *text);
+
 /**
  * Start forwarding: the consumer, then the completion and RX lcores.
  * @return 0, -EALREADY, -EBUSY (an lcore is busy), or the consumer's error.

@@ -546,6 +546,17 @@ gnio_pipeline_note(const struct gnio_pipeline *p, unsigned int i)
 	return i < p->nb_notes ? p->notes[i] : "";
 }
 
+void
+gnio_pipeline_annotate_port(struct gnio_pipeline *p, uint16_t i, const char *text)
+{
+	size_t n;
+
+	if (i >= p->conf.nb_ports)
+		return;
+	n = strlen(p->datapath[i]);
+	snprintf(p->datapath[i] + n, sizeof(p->datapath[0]) - n, "%s", text);
+}
+
 const char *
 gnio_pipeline_datapath(const struct gnio_pipeline *p, uint16_t i)
 {

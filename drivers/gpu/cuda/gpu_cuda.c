@@ -21,6 +21,7 @@
 #include <bus_vdev_driver.h>
 #include <gpudev_driver.h>
 
+#include "gnio_gpu_cuda.h"
 #include "gnio_log.h"
 
 RTE_LOG_REGISTER(gcuda_logtype, gnio.gpu.cuda, NOTICE);
@@ -102,6 +103,7 @@ struct gcuda_region {
 };
 
 struct gcuda_priv {
+	char busid[32];
 	CUdevice dev;
 	CUcontext ctx;
 	int ordinal;
@@ -496,6 +498,13 @@ gcuda_add(struct rte_vdev_device *vdev, int ordinal)
 	cu.cuDeviceTotalMem_v2(&mem, p->dev);
 	if (cu.cuDeviceGetPCIBusId(busid, sizeof(busid), p->dev) != CUDA_SUCCESS)
 		busid[0] = '\0';
+	for (size_t i = 0; i < sizeof(p->busid) - 1 && busid[i] != '\0'; i++) {
+		/* CUDA prints an 8-digit domain: keep the usual 4 and lower case. */
+		p->busid[i] = (char)((busid[i] >= 'A' && busid[i] <= 'F') ? busid[i] + 32 : busid[i]);
+		p->busid[i + 1] = '\0';
+	}
+	if (strlen(p->busid) == 16 && strncmp(p->busid, "0000", 4) == 0)
+		memmove(p->busid, p->busid + 4, 13);
 	snprintf(name, sizeof(name), "gnio_cuda%d", ordinal);
 	dev = rte_gpu_allocate(name);
 	if (dev == NULL) {
@@ -516,6 +525,23 @@ gcuda_add(struct rte_vdev_device *vdev, int ordinal)
 			"RDMA writes ordering %d", name, model, busid, sms, mem >> 20,
 			dev->mpshared->info.numa_node, rdma ? "supported" : "not supported",
 			p->gdr_writes_ordering);
+	return 0;
+}
+
+int
+gnio_gpu_cuda_pci_addr(int16_t gpu_id, char *bdf, size_t len)
+{
+	struct rte_gpu_info info;
+	struct rte_gpu *dev;
+
+	if (rte_gpu_info_get(gpu_id, &info) != 0)
+		return -ENODEV;
+	if (strncmp(info.name, "gnio_cuda", 9) != 0)
+		return -ENOTSUP;
+	dev = rte_gpu_get_by_name(info.name);
+	if (dev == NULL || dev->process_private == NULL)
+		return -ENODEV;
+	snprintf(bdf, len, "%s", ((struct gcuda_priv *)dev->process_private)->busid);
 	return 0;
 }
 
