@@ -134,6 +134,27 @@ gnio_shm_dev_status_acquire(const uint32_t *status)
 }
 
 /**
+ * Poll an item status without ordering (fetched again from memory each time).
+ * Once it shows the awaited value, call gnio_shm_dev_acquire_fence() before
+ * touching what it announces: the fence is paid once per item, not per poll.
+ */
+__device__ __forceinline__ uint32_t
+gnio_shm_dev_status_poll(const uint32_t *status)
+{
+	uint32_t v;
+
+	asm volatile("ld.global.cv.u32 %0, [%1];" : "=r"(v) : "l"(status) : "memory");
+	return v;
+}
+
+/** Acquire side of a poll that saw READY: later loads are ordered after it. */
+__device__ __forceinline__ void
+gnio_shm_dev_acquire_fence(void)
+{
+	asm volatile("fence.acq_rel.sys;" : : : "memory");
+}
+
+/**
  * Store an item status with release order at system scope: the verdicts and
  * packet bytes this thread (and, after __syncthreads(), its block) wrote are
  * visible to a CPU that loads the status with acquire order.

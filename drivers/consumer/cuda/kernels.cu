@@ -141,14 +141,16 @@ k_persistent(gnio_cuda_launch l)
 		unsigned int backoff = 0;
 
 		for (;;) {
-			uint32_t st = gnio_shm_dev_status_acquire(status);
+			uint32_t st = gnio_shm_dev_status_poll(status);
 
 			if (l.dbg != NULL && lane == 0) {
 				gnio_shm_dev_status_release(&l.dbg[2 * gw], seq);
 				gnio_shm_dev_status_release(&l.dbg[2 * gw + 1], st);
 			}
-			if (st == GNIO_BQ_READY)
+			if (st == GNIO_BQ_READY) {
+				gnio_shm_dev_acquire_fence();
 				break;
+			}
 			/* Every spin loop watches the quit flag. */
 			if (gnio_shm_dev_flag_load(l.quit) != 0 &&
 					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0)
