@@ -33,7 +33,7 @@ struct check {
 struct pair_report {
 	int gpu, nic;
 	enum gnio_topo_dist dist;
-	struct check c[8];
+	struct check c[10];
 	int nb;
 	bool can;
 };
@@ -112,6 +112,13 @@ pair_checks(const struct gnio_topo *t, struct pair_report *r, int peer, const ch
 	char acs[256];
 	int rdma, cpus;
 
+	if (n->vendor == 0x15b3 || strcmp(n->driver, "mlx5_core") == 0)
+		add(r, "nic", ST_OK, "%s is an mlx5 (ConnectX) NIC: it can DMA into GPU memory", n->bdf);
+	else {
+		add(r, "nic", ST_FAIL, "%s (%04x:%04x, driver %s) cannot DMA into GPU memory with gnio",
+				n->bdf, n->vendor, n->device, n->driver[0] ? n->driver : "none");
+		remedy(r, "use a ConnectX (mlx5) NIC; meanwhile gnio runs with --mem=pinned");
+	}
 	if (peer != 0)
 		add(r, "peer memory", ST_OK, "%s", peer_why);
 	else {
@@ -155,7 +162,9 @@ pair_checks(const struct gnio_topo *t, struct pair_report *r, int peer, const ch
 		add(r, "gpu rdma attribute", ST_WARN, "unknown: no CUDA driver to ask (libcuda.so.1)");
 	}
 	cpus = gnio_topo_node_cpus(t, n->numa);
-	if (n->numa >= 0 && cpus <= 0) {
+	if (n->numa < 0) {
+		add(r, "numa cpus", ST_OK, "NUMA node of the NIC unknown (one node)");
+	} else if (cpus <= 0) {
 		add(r, "numa cpus", ST_WARN, "no CPUs on the NIC's NUMA node %d", n->numa);
 		remedy(r, "RX lcores will poll across sockets; add CPUs on that node");
 	} else {
@@ -236,7 +245,11 @@ main(int argc, char **argv)
 		for (int n = 0; n < t.nb_dev; n++) {
 			if (t.dev[n].kind != GNIO_TOPO_NIC)
 				continue;
-			if (best < 0 || gnio_topo_distance(&t, g, n) < bd) {
+			/* Nearest GPUDirect-capable NIC first (mlx5 sort first), then nearest. */
+			if (best >= 0 && t.dev[best].vendor == 0x15b3 && t.dev[n].vendor != 0x15b3)
+				continue;
+			if (best < 0 || gnio_topo_distance(&t, g, n) < bd ||
+					(t.dev[n].vendor == 0x15b3 && t.dev[best].vendor != 0x15b3)) {
 				best = n;
 				bd = gnio_topo_distance(&t, g, n);
 			}

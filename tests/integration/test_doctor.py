@@ -151,6 +151,15 @@ ck.check(r.returncode == 0 and ": PHB" in r.stdout and "DMA-BUF" in r.stdout, "P
 ck.check("[warn] iommu" in r.stdout and "iommu=pt" in r.stdout, "iommu:\n" + r.stdout)
 t.done()
 
+# 7. Only a virtio NIC (as on a cloud VM): it cannot DMA into GPU memory: cannot work.
+t = Tree()
+t.switch("pci0000:00", "0000:00:01.0", "0000:01:00.0", ["0000:02:00.0", "0000:02:01.0"])
+t.dev(SW + "/0000:02:00.0/0000:03:00.0", GPU, 0x030200)
+t.dev(SW + "/0000:02:01.0/0000:04:00.0", 0x1AF4, 0x020000, driver="virtio-pci")
+r = t.run()
+ck.check(r.returncode == 1 and "[FAIL] nic" in r.stdout and "--mem=pinned" in r.stdout, "virtio NIC:\n" + r.stdout)
+t.done()
+
 # Bad option, bad tree.
 ck.check(subprocess.run([DOCTOR, "--bogus"], capture_output=True).returncode == 2, "bad option exits 2")
 ck.check(subprocess.run([DOCTOR, "--sysfs", "/nonexistent"], capture_output=True).returncode == 2,

@@ -176,6 +176,15 @@ cc_start(struct gnio_consumer *c)
 		wpq = RTE_MIN(wpq, gnio_burstq_dev(c->qs[i])->nb_items);
 	}
 	x->l.engine = c->engine->id;
+	/* Tuning knobs, read at start: GNIO_CUDA_WARPS (per queue), GNIO_CUDA_BACKOFF_NS. */
+	if (getenv("GNIO_CUDA_WARPS") != NULL) {
+		uint32_t w = (uint32_t)atoi(getenv("GNIO_CUDA_WARPS"));
+
+		if (w != 0 && rte_is_power_of_2(w) && w <= wpq)
+			wpq = w;
+	}
+	x->l.backoff_ns = getenv("GNIO_CUDA_BACKOFF_NS") != NULL ?
+		(uint32_t)atoi(getenv("GNIO_CUDA_BACKOFF_NS")) : 256;
 	x->l.warps_per_q = wpq;
 	x->l.slow_ns = c->slow_us > 4000000 ? 4000000000u : c->slow_us * 1000u;
 	x->l.inject_fault = c->inject_fault;

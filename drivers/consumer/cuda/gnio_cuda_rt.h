@@ -32,6 +32,7 @@ struct gnio_cuda_launch {
 	uint32_t slow_ns;                  /**< fault injection: extra time per item */
 	int inject_fault;                  /**< fault injection: write to an invalid address */
 	uint32_t *dbg;                     /**< NULL, or [2 per warp]: item waited for, status last read */
+	uint32_t backoff_ns;               /**< persistent mode: longest sleep between polls */
 };
 
 struct gnio_cuda_rt;

@@ -156,7 +156,7 @@ k_persistent(gnio_cuda_launch l)
 					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0)
 				return;
 			__nanosleep(backoff);
-			backoff = backoff < 256 ? backoff + 32 : 256;
+			backoff = backoff < l.backoff_ns ? backoff + 32 : l.backoff_ns;
 		}
 		warp_item<E>(l, q, slot, lane);
 	}
