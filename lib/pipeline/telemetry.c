@@ -115,6 +115,39 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+static int
+tel_mempools(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+	const struct gnio_mem_pool *pools[2];
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	if (p == NULL)
+		return -ENODEV;
+	pools[0] = p->pool;
+	pools[1] = p->hdr_pool;
+	rte_tel_data_start_dict(d);
+	for (int i = 0; i < 2; i++) {
+		struct rte_tel_data *pd;
+		struct rte_mempool *mp;
+
+		if (pools[i] == NULL)
+			continue;
+		mp = gnio_mem_pool_mp(pools[i]);
+		pd = rte_tel_data_alloc();
+		if (pd == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(pd);
+		rte_tel_data_add_dict_u64(pd, "size", mp->size);
+		rte_tel_data_add_dict_u64(pd, "avail", rte_mempool_avail_count(mp));
+		rte_tel_data_add_dict_u64(pd, "in_use", rte_mempool_in_use_count(mp));
+		rte_tel_data_add_dict_u64(pd, "at_start", p->pool_start[i]);
+		rte_tel_data_add_dict_container(d, mp->name, pd, 0);
+	}
+	return 0;
+}
+
 void
 pl_telemetry_register(struct gnio_pipeline *p)
 {
@@ -128,6 +161,8 @@ pl_telemetry_register(struct gnio_pipeline *p)
 			"Per port: rx, tx, drops by reason, data path in effect. No parameters");
 	rte_telemetry_register_cmd("/gnio/config", tel_config,
 			"Forwarding configuration in effect. No parameters");
+	rte_telemetry_register_cmd("/gnio/mempools", tel_mempools,
+			"Each mempool: size, available, in use, available at start. No parameters");
 	rte_telemetry_register_cmd("/gnio/latency", tel_latency,
 			"rx_burst return to completion seen: p50/p99/p99.9/max ns. No parameters");
 }

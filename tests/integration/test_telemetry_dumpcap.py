@@ -40,6 +40,8 @@ ports = telemetry("/gnio/ports")
 ck.check("0" in ports and "net_null0" in ports.get("0", {}).get("datapath", ""), "/gnio/ports: %s" % ports)
 conf = telemetry("/gnio/config")
 ck.check(conf.get("forward_mode") == "macswap" and conf.get("consumer") == "host", "/gnio/config: %s" % conf)
+pools = telemetry("/gnio/mempools")
+ck.check(pools.get("gnio_mbufs", {}).get("size", 0) > 0 and "in_use" in pools["gnio_mbufs"], "/gnio/mempools: %s" % pools)
 lat = telemetry("/gnio/latency")
 ck.check(lat.get("bursts", 0) > 0 and 0 < lat.get("p50_ns", 0) <= lat.get("p99_ns", 0), "/gnio/latency: %s" % lat)
 
