@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Interactive mode on DPDK's cmdline: 100 start/stop cycles in one session, with
+forwarding-mode changes, under traffic (net_null): no memory growth between
+cycle 10 and cycle 100 (RSS), every stop drains, and at quit received =
+transmitted + dropped and the mempool is back to its starting level. Also:
+'set fwd' while forwarding is refused, an unknown mode is named."""
+import os
+import subprocess
+import time
+
+from gnio_run import TESTPMD, Checker, eal_mem
+
+ck = Checker("interactive")
+p = subprocess.Popen([TESTPMD, "-l", "0-1"] + eal_mem() + ["--vdev=net_null0", "--vdev=net_null1", "--", "-i"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def say(line, pause=0.01):
+    p.stdin.write(line + "\n")
+    p.stdin.flush()
+    time.sleep(pause)
+
+
+def rss_kb():
+    return int([l for l in open("/proc/%d/status" % p.pid) if l.startswith("VmRSS")][0].split()[1])
+
+
+time.sleep(1.5)
+modes = ["io", "macswap", "5tswap", "mac"]
+rss10 = None
+for i in range(100):
+    say("start", 0.03)
+    if i == 0:
+        say("set fwd macswap")          # refused while forwarding
+        say("set fwd nosuchmode")
+    say("stop")
+    say("set fwd " + modes[i % len(modes)])
+    if i == 9:
+        time.sleep(0.5)
+        rss10 = rss_kb()
+time.sleep(0.5)
+rss100 = rss_kb()
+say("show port stats all")
+say("show fwd stats all")
+say("quit")
+out, _ = p.communicate(timeout=60)
+ck.check(p.returncode == 0, "exit %d" % p.returncode)
+ck.check("Please stop forwarding first" in out, "set fwd refused while forwarding")
+ck.check("unknown forwarding mode nosuchmode" in out, "unknown mode named")
+ck.check(out.count("Forward statistics for port 0") >= 100, "100 stops printed their statistics")
+ck.check("conserved" in out and "NOT CONSERVED" not in out, "conservation at quit")
+ck.check("back to its starting level" in out, "mempool full at quit")
+ck.check(rss100 - rss10 < 2048, "RSS after 10 cycles %d kB, after 100 %d kB" % (rss10, rss100))
+print("RSS after 10 cycles: %d kB, after 100: %d kB" % (rss10, rss100))
+ck.finish()
