@@ -151,6 +151,33 @@ gpu_nearest(const struct app_opts *o, int16_t first)
 	return best;
 }
 
+/* --gpu-map: bind ports to gpudev devices by name ("host" makes gnio_host0). */
+static void
+apply_gpu_map(struct app_opts *o)
+{
+	char buf[512], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", o->gpu_map);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		uint16_t port = (uint16_t)atoi(tok);
+		bool used = false;
+		int16_t id;
+
+		*colon = '\0';
+		for (uint16_t i = 0; i < o->conf.nb_ports; i++)
+			used |= o->conf.ports[i] == port;
+		if (!used)
+			app_fail("--gpu-map=%s: port %u is not in use (--portmask, EAL devices)",
+					o->gpu_map, port);
+		id = strcmp(colon + 1, "host") == 0 ? gpu_host() : gpu_by_name(colon + 1);
+		if (id < 0)
+			app_fail("--gpu-map=%s: no GPU named %s", o->gpu_map, colon + 1);
+		o->conf.port_gpu[port] = id;
+		o->conf.port_gpu_set[port] = true;
+	}
+}
+
 /* Split argv at "--": EAL arguments before, the app's after. */
 static int
 split_args(int argc, char **argv)
@@ -246,8 +273,19 @@ main(int argc, char **argv)
 
 	gnio_topo_scan(&topo, "/sys", "/proc");
 	o.conf.gpu_id = gpu_choose(o.gpu, &is_cuda);
-	if (is_cuda && strcmp(o.gpu, "auto") == 0)
+	if (is_cuda && strcmp(o.gpu, "auto") == 0) {
 		o.conf.gpu_id = gpu_nearest(&o, o.conf.gpu_id);
+		/* Several GPUs: each PCI port on the GPU nearest to it. */
+		for (uint16_t i = 0; i < o.conf.nb_ports && o.gpu_map == NULL; i++) {
+			struct app_opts one = o;
+
+			one.conf.ports[0] = o.conf.ports[i];
+			o.conf.port_gpu[o.conf.ports[i]] = gpu_nearest(&one, o.conf.gpu_id);
+			o.conf.port_gpu_set[o.conf.ports[i]] = true;
+		}
+	}
+	if (o.gpu_map != NULL)
+		apply_gpu_map(&o);
 	if (o.consumer == NULL)
 		o.consumer = is_cuda && gnio_consumer_find("cuda") != NULL ? "cuda" : "host";
 	o.conf.consumer = o.consumer;
@@ -271,6 +309,15 @@ main(int argc, char **argv)
 				"items of %u packets, ring %u items, %u RX lcore(s)\n", o.forward_mode,
 				o.consumer, gi.name, gi.numa_node, gnio_mem_mode_name(o.conf.mem),
 				pc->burst, pc->item_pkts, pc->ring_items, pc->nb_cores);
+		for (uint16_t g = 0; gnio_pipeline_nb_gpus(p) > 1 && g < gnio_pipeline_nb_gpus(p); g++) {
+			uint64_t n;
+			uint16_t np;
+			int16_t id;
+
+			gnio_pipeline_gpu_stats(p, g, &id, &n, &np);
+			rte_gpu_info_get(id, &gi);
+			printf(APP ": GPU %s: %u port(s), its own %s consumer\n", gi.name, np, o.consumer);
+		}
 	}
 	for (uint16_t i = 0; i < o.conf.nb_ports; i++) {
 		int d = port_gpu_distance(o.conf.ports[i], o.conf.gpu_id);

@@ -47,6 +47,7 @@ app_usage(void)
 		"gnio options:\n"
 		"  --mem=host|pinned|gpu packet memory (default: pinned for a GPU consumer, else host)\n"
 		"  --gpu=auto|host|NAME  gpudev device (auto: a CUDA GPU, else the host device)\n"
+		"  --gpu-map=P:GPU,...   bind port P to a gpudev device (one consumer per GPU)\n"
 		"  --consumer=NAME       %s (default: from the GPU)\n"
 		"  --item-pkts=N         packets per burst-queue item, >= --burst (default 4 x burst)\n"
 		"  --flush-us=N          publish a partial item after N us (0: when rx_burst comes back short)\n"
@@ -102,7 +103,7 @@ enum {
 	OPT_FWD = 256, OPT_PORTMASK, OPT_RXQ, OPT_TXQ, OPT_RXD, OPT_TXD, OPT_BURST, OPT_NB_CORES,
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
-	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_DEMO, OPT_HELP,
+	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_GPU_MAP, OPT_DEMO, OPT_HELP,
 };
 
 static const struct option app_long[] = {
@@ -123,6 +124,7 @@ static const struct option app_long[] = {
 	{ "txpkts", required_argument, NULL, OPT_TXPKTS },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "gpu", required_argument, NULL, OPT_GPU },
+	{ "gpu-map", required_argument, NULL, OPT_GPU_MAP },
 	{ "consumer", required_argument, NULL, OPT_CONSUMER },
 	{ "flush-us", required_argument, NULL, OPT_FLUSH },
 	{ "ring-items", required_argument, NULL, OPT_RING },
@@ -194,6 +196,21 @@ app_parse(int argc, char **argv, struct app_opts *o)
 				app_fail("--gpu: empty name (auto, host or a gpudev name)");
 			o->gpu = optarg;
 			break;
+		case OPT_GPU_MAP: {
+			char buf[512], *save = NULL, *tok;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+				char *colon = strchr(tok, ':');
+
+				if (colon == NULL || colon[1] == '\0')
+					app_fail("--gpu-map=%s: expected PORT:GPU[,PORT:GPU...]", optarg);
+				*colon = '\0';
+				parse_u64("gpu-map", tok, 0, GNIO_MAX_PORTS - 1, 10);
+			}
+			o->gpu_map = optarg;
+			break;
+		}
 		case OPT_CONSUMER:
 			if (gnio_consumer_find(optarg) == NULL)
 				app_fail("--consumer=%s: unknown or not built (have: %s)", optarg,

@@ -6,6 +6,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_gpudev.h>
 
 #include "testpmd.h"
 
@@ -85,6 +86,16 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 	gnio_pipeline_latency(p, &h);
 	printf("  engine %s processed %" PRIu64 " packets\n", c->engine->name,
 			gnio_pipeline_processed(p));
+	for (uint16_t g = 0; gnio_pipeline_nb_gpus(p) > 1 && g < gnio_pipeline_nb_gpus(p); g++) {
+		struct rte_gpu_info gi;
+		uint64_t n;
+		uint16_t np;
+		int16_t id;
+
+		gnio_pipeline_gpu_stats(p, g, &id, &n, &np);
+		rte_gpu_info_get(id, &gi);
+		printf("    GPU %-12s %u port(s), processed %" PRIu64 "\n", gi.name, np, n);
+	}
 	if (h.count != 0)
 		printf("  latency rx_burst->completion over %" PRIu64 " bursts: p50 %.2f us  p99 %.2f us"
 				"  p99.9 %.2f us  max %.2f us\n", h.count,
@@ -139,7 +150,19 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 		json_counts(f, &k);
 		fprintf(f, ", \"datapath\": \"%s\"}", gnio_pipeline_datapath(p, i));
 	}
-	fprintf(f, "\n  ],\n  \"cycles_per_packet\": {\"rx\": %.2f, \"completion\": %.2f},\n",
+	fprintf(f, "\n  ],\n  \"gpus\": [");
+	for (uint16_t g = 0; g < gnio_pipeline_nb_gpus(p); g++) {
+		struct rte_gpu_info gi;
+		uint64_t n;
+		uint16_t np;
+		int16_t id;
+
+		gnio_pipeline_gpu_stats(p, g, &id, &n, &np);
+		rte_gpu_info_get(id, &gi);
+		fprintf(f, "%s{\"name\": \"%s\", \"ports\": %u, \"processed\": %" PRIu64 "}",
+				g ? ", " : "", gi.name, np, n);
+	}
+	fprintf(f, "],\n  \"cycles_per_packet\": {\"rx\": %.2f, \"completion\": %.2f},\n",
 			chk->total.rx ? (double)rx_cyc / (double)chk->total.rx : 0.0,
 			chk->total.rx ? (double)comp_cyc / (double)chk->total.rx : 0.0);
 	fprintf(f, "  \"latency_ns\": {\"bursts\": %" PRIu64 ", \"p50\": %.0f, \"p99\": %.0f, "

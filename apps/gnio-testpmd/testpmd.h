@@ -20,6 +20,7 @@ struct app_opts {
 	uint32_t stats_period;
 	uint32_t duration;
 	const char *gpu;
+	const char *gpu_map;              /* --gpu-map=P:GPU[,P:GPU...] */
 	const char *consumer;             /* NULL: from the GPU chosen */
 	bool mem_set;
 	const char *json;

@@ -44,7 +44,9 @@ struct gnio_pipeline_conf {
 	uint16_t mbuf_size;                  /**< data room per mbuf, headroom included */
 	enum gnio_mem_mode mem;
 	uint16_t split_hdr;                  /**< header/data split at this offset; 0 = off */
-	int16_t gpu_id;                      /**< gpudev device of the consumer */
+	int16_t gpu_id;                      /**< gpudev device of the consumer (ports not mapped) */
+	int16_t port_gpu[GNIO_MAX_PORTS];    /**< GPU of each port id, where port_gpu_set */
+	bool port_gpu_set[GNIO_MAX_PORTS];   /**< several GPUs: one consumer per GPU */
 	const char *consumer;                /**< consumer ops name */
 	const struct gnio_engine *engine;
 	uint32_t flush_us;                   /**< publish a partial item after this long; 0: when rx_burst comes back short */
@@ -79,7 +81,7 @@ struct gnio_check {
 		uint32_t size;
 		uint32_t at_start;            /**< available after the ports started */
 		uint32_t now;
-	} pool[4];
+	} pool[16];
 	bool pools_full;                      /**< every pool back to its starting level */
 };
 
@@ -150,6 +152,16 @@ void gnio_pipeline_port_counts(const struct gnio_pipeline *p, uint16_t i, struct
 
 /** Packets the consumer ran the engine on. */
 uint64_t gnio_pipeline_processed(const struct gnio_pipeline *p);
+
+/** GPUs in use: one consumer each. */
+uint16_t gnio_pipeline_nb_gpus(const struct gnio_pipeline *p);
+
+/**
+ * GPU @p g (0..nb_gpus-1): its gpudev id, packets its consumer processed, ports bound to it.
+ * @return 0 or -EINVAL.
+ */
+int gnio_pipeline_gpu_stats(const struct gnio_pipeline *p, uint16_t g, int16_t *gpu_id,
+		uint64_t *processed, uint16_t *nb_ports);
 
 /** Latency histogram (TSC cycles) from rx_burst return to completion seen, all lcores. */
 void gnio_pipeline_latency(const struct gnio_pipeline *p, struct gnio_hist *h);

@@ -88,7 +88,8 @@ pl_place(struct gnio_pipeline *p, unsigned int *workers, unsigned int nb_workers
 		size_t err_len)
 {
 	const struct gnio_pipeline_conf *c = &p->conf;
-	bool host_consumer = p->consumer.ops->step != NULL;
+	/* Host-stepped consumers (host, cuda-burst, cuda-graph) need an lcore each. */
+	unsigned int needs = p->ops->step != NULL ? p->nb_gpu : 0;
 	unsigned int spare = nb_workers - c->nb_cores;
 	int ret = 0;
 
@@ -123,9 +124,10 @@ pl_place(struct gnio_pipeline *p, unsigned int *workers, unsigned int nb_workers
 					rq->port, pl_port_name(rq->port), rq->queue, rq->socket,
 					best->lcore_id, best->socket);
 	}
-	/* Host consumer: a lcore of its own when there is one to spare. */
-	if (host_consumer) {
-		unsigned int id = spare > 0 ? workers[c->nb_cores] : workers[nb_workers - 1];
+	/* Each consumer: a lcore of its own while there are some to spare, else shared. */
+	for (unsigned int g = 0; g < needs; g++) {
+		unsigned int id = g < spare ? workers[c->nb_cores + g] :
+			workers[nb_workers - 1 - (g % nb_workers)];
 		struct pl_lcore *lc = NULL;
 
 		for (uint16_t l = 0; l < p->nb_lc; l++)
@@ -137,23 +139,25 @@ pl_place(struct gnio_pipeline *p, unsigned int *workers, unsigned int nb_workers
 			lc->socket = (int)rte_lcore_to_socket_id(id);
 			lc->p = p;
 		}
-		lc->consumer = true;
-		if (spare == 0)
-			pl_note(p, "host consumer shares lcore %u with RX and completion work "
-					"(give the EAL more lcores for a dedicated one)", id);
+		lc->cons[lc->nb_cons++] = &p->gpu[g].consumer;
+		if (g >= spare)
+			pl_note(p, "consumer of GPU %d shares lcore %u with other work "
+					"(give the EAL more lcores for a dedicated one)", p->gpu[g].gpu_id, id);
 	}
 	/* Completion: one dedicated lcore if another is spare, else each RX lcore completes its own. */
-	if (spare >= (host_consumer ? 2u : 1u)) {
+	if (spare >= needs + 1) {
 		struct pl_lcore *lc = &p->lc[p->nb_lc++];
 		struct pl_comp *cs = &p->comp[p->nb_comp++];
 
-		lc->lcore_id = workers[c->nb_cores + (host_consumer ? 1 : 0)];
+		lc->lcore_id = workers[c->nb_cores + needs];
 		lc->socket = (int)rte_lcore_to_socket_id(lc->lcore_id);
 		lc->p = p;
 		lc->comp = cs;
 		cs->txq = 0;
-		for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+		for (uint16_t i = 0; i < p->nb_rxq_total; i++) {
+			cs->gpu[cs->nb_bq] = p->rxq[i].gpu;
 			cs->bq[cs->nb_bq++] = p->rxq[i].bq;
+		}
 	} else {
 		for (uint16_t l = 0; l < c->nb_cores; l++) {
 			struct pl_lcore *lc = &p->lc[l];
@@ -161,8 +165,10 @@ pl_place(struct gnio_pipeline *p, unsigned int *workers, unsigned int nb_workers
 
 			lc->comp = cs;
 			cs->txq = l;
-			for (uint16_t i = 0; i < lc->nb_rxq; i++)
+			for (uint16_t i = 0; i < lc->nb_rxq; i++) {
+				cs->gpu[cs->nb_bq] = lc->rxq[i]->gpu;
 				cs->bq[cs->nb_bq++] = lc->rxq[i]->bq;
+			}
 		}
 	}
 	for (uint16_t l = 0; l < p->nb_lc; l++)
@@ -173,7 +179,8 @@ fail:
 }
 
 static int
-pl_port_setup(struct gnio_pipeline *p, uint16_t port, uint16_t nb_txq, char *err, size_t err_len)
+pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, uint16_t nb_txq,
+		char *err, size_t err_len)
 {
 	const struct gnio_pipeline_conf *c = &p->conf;
 	struct rte_eth_conf pc = { 0 };
@@ -214,16 +221,16 @@ pl_port_setup(struct gnio_pipeline *p, uint16_t port, uint16_t nb_txq, char *err
 			struct rte_eth_rxconf rxc = di.default_rxconf;
 			union rte_eth_rxseg seg[2] = { 0 };
 
-			seg[0].split.mp = gnio_mem_pool_mp(p->hdr_pool);
+			seg[0].split.mp = gnio_mem_pool_mp(g->hdr_pool);
 			seg[0].split.length = c->split_hdr;
-			seg[1].split.mp = gnio_mem_pool_mp(p->pool);
+			seg[1].split.mp = gnio_mem_pool_mp(g->pool);
 			rxc.offloads = RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
 			rxc.rx_seg = seg;
 			rxc.rx_nseg = 2;
 			ret = rte_eth_rx_queue_setup(port, q, nb_rxd, socket, &rxc, NULL);
 		} else {
 			ret = rte_eth_rx_queue_setup(port, q, nb_rxd, socket, NULL,
-					gnio_mem_pool_mp(p->pool));
+					gnio_mem_pool_mp(g->pool));
 		}
 		if (ret < 0)
 			PL_FAIL(-ret, "port %u (%s) RX queue %u: %s", port, pl_port_name(port), q,
@@ -270,7 +277,7 @@ pl_datapath(struct gnio_pipeline *p, uint16_t i, const char *gpu_name)
 }
 
 static int
-pl_ctx_setup(struct gnio_pipeline *p)
+pl_ctx_setup(struct gnio_pipeline *p, struct pl_gpu *g)
 {
 	const struct gnio_pipeline_conf *c = &p->conf;
 	struct gnio_eng_ctx *x;
@@ -278,7 +285,7 @@ pl_ctx_setup(struct gnio_pipeline *p)
 	x = rte_zmalloc("gnio_ctx", sizeof(*x), RTE_CACHE_LINE_SIZE);
 	if (x == NULL)
 		return -ENOMEM;
-	if (rte_gpu_mem_register(c->gpu_id, sizeof(*x), x) < 0) {
+	if (rte_gpu_mem_register(g->gpu_id, sizeof(*x), x) < 0) {
 		rte_free(x);
 		return -rte_errno;
 	}
@@ -305,18 +312,19 @@ pl_ctx_setup(struct gnio_pipeline *p)
 	x->txonly_ip_dst = (198u << 24) | (18u << 16) | 2u;
 	x->txonly_udp_src = 9;
 	x->txonly_udp_dst = 9;
-	p->ctx = x;
+	g->ctx = x;
 	return 0;
 }
 
 static uint32_t
-pl_auto_mbufs(const struct gnio_pipeline *p, uint16_t nb_txq, unsigned int nb_lcores)
+pl_auto_mbufs(const struct gnio_pipeline *p, const struct pl_gpu *g, uint16_t nb_txq,
+		unsigned int nb_lcores)
 {
 	const struct gnio_pipeline_conf *c = &p->conf;
 	uint64_t n;
 
-	n = (uint64_t)p->nb_rxq_total * ((uint64_t)c->ring_items * c->item_pkts + c->nb_rxd + c->burst);
-	n += (uint64_t)c->nb_ports * nb_txq * c->nb_txd;
+	n = (uint64_t)g->nb_rxq * ((uint64_t)c->ring_items * c->item_pkts + c->nb_rxd + c->burst);
+	n += (uint64_t)g->nb_ports * nb_txq * c->nb_txd;
 	n += (uint64_t)(nb_lcores + 1) * PL_POOL_CACHE * 3 / 2 + 1024;
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
@@ -350,8 +358,6 @@ pl_validate(const struct gnio_pipeline_conf *c, unsigned int nb_workers, char *e
 	if ((uint32_t)c->nb_ports * c->nb_rxq > PL_MAX_QUEUES)
 		PL_FAIL(EINVAL, "too many RX queues (%u ports x %u), at most %u", c->nb_ports,
 				c->nb_rxq, PL_MAX_QUEUES);
-	if (!rte_gpu_is_valid(c->gpu_id))
-		PL_FAIL(ENODEV, "GPU %d does not exist", c->gpu_id);
 	if (c->engine->generates && c->txpkts < GNIO_TXONLY_MIN_LEN)
 		PL_FAIL(EINVAL, "--txpkts must be at least %u for %s", GNIO_TXONLY_MIN_LEN,
 				c->engine->name);
@@ -415,14 +421,27 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 	if (p->conf.item_pkts == 0)
 		p->conf.item_pkts = (uint16_t)RTE_MIN(4u * c->burst, (unsigned int)RTE_GPU_COMM_LIST_PKTS_MAX);
 	c = &p->conf;
-	p->consumer.ops = ops;
+	p->ops = ops;
 	p->flush_cycles = (uint64_t)c->flush_us * rte_get_tsc_hz() / 1000000;
-	rte_gpu_info_get(c->gpu_id, &gi);
+	/* GPUs: one per distinct mapping of the ports, in port order. */
 	for (uint16_t i = 0; i < c->nb_ports; i++) {
 		uint16_t port = c->ports[i];
+		int16_t gid = c->port_gpu_set[port] ? c->port_gpu[port] : c->gpu_id;
+		uint16_t g;
 		int socket = rte_eth_dev_socket_id(port);
 
+		if (!rte_gpu_is_valid(gid))
+			PL_FAIL(ENODEV, "port %u: GPU %d does not exist", port, gid);
+		for (g = 0; g < p->nb_gpu && p->gpu[g].gpu_id != gid; g++)
+			;
+		if (g == p->nb_gpu) {
+			if (p->nb_gpu == PL_MAX_GPUS)
+				PL_FAIL(EINVAL, "more than %d GPUs", PL_MAX_GPUS);
+			p->gpu[p->nb_gpu++].gpu_id = gid;
+		}
+		p->gpu[g].nb_ports++;
 		p->port_fwd[port] = true;
+		rte_gpu_info_get(gid, &gi);
 		if (socket >= 0 && gi.numa_node >= 0 && socket != gi.numa_node)
 			pl_note(p, "port %u (%s) is on NUMA %d, GPU %s on NUMA %d: packet data "
 					"crosses the inter-socket link", port, pl_port_name(port),
@@ -433,13 +452,15 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 			rq->port = port;
 			rq->queue = q;
 			rq->socket = socket;
+			rq->gpu = g;
+			p->gpu[g].nb_rxq++;
 		}
 		pl_datapath(p, i, gi.name);
 	}
-	/* Burst queues, one per RX queue. */
+	/* Burst queues, one per RX queue, on the GPU of its port. */
 	for (uint16_t i = 0; i < p->nb_rxq_total; i++) {
 		struct gnio_burstq_conf bc = {
-			.gpu_id = c->gpu_id,
+			.gpu_id = p->gpu[p->rxq[i].gpu].gpu_id,
 			.nb_items = c->ring_items,
 			.max_pkts = c->item_pkts,
 			.socket = p->rxq[i].socket < 0 ? SOCKET_ID_ANY : p->rxq[i].socket,
@@ -458,60 +479,76 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 	for (uint16_t i = 0; i < p->nb_comp; i++)
 		if (pl_comp_alloc(&p->comp[i], c->item_pkts, SOCKET_ID_ANY) != 0)
 			PL_FAIL(ENOMEM, "out of memory for completion state");
-	/* Memory. */
-	{
-		struct gnio_mem_conf mc = {
-			.name = "gnio_mbufs",
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		struct pl_gpu *pg = &p->gpu[g];
+		struct gnio_consumer *cons = &pg->consumer;
+		uint16_t gports[GNIO_MAX_PORTS], ng = 0;
+		char name[RTE_MEMPOOL_NAMESIZE];
+		struct gnio_mem_conf mc;
+
+		rte_gpu_info_get(pg->gpu_id, &gi);
+		for (uint16_t i = 0; i < c->nb_ports; i++)
+			if ((c->port_gpu_set[c->ports[i]] ? c->port_gpu[c->ports[i]] : c->gpu_id) ==
+					pg->gpu_id)
+				gports[ng++] = c->ports[i];
+		/* Memory: the first GPU's pool keeps the plain name. */
+		snprintf(name, sizeof(name), g == 0 ? "gnio_mbufs" : "gnio_mbufs_%u", g);
+		mc = (struct gnio_mem_conf){
+			.name = name,
 			.mode = c->mem,
-			.gpu_id = c->gpu_id,
-			.nb_mbufs = c->nb_mbufs ? c->nb_mbufs : pl_auto_mbufs(p, nb_txq, p->nb_lc),
+			.gpu_id = pg->gpu_id,
+			.nb_mbufs = c->nb_mbufs ? c->nb_mbufs : pl_auto_mbufs(p, pg, nb_txq, p->nb_lc),
 			.cache = PL_POOL_CACHE,
 			.data_room = c->mbuf_size,
 			.socket = gi.numa_node >= 0 ? gi.numa_node : SOCKET_ID_ANY,
-			.ports = c->ports,
-			.nb_ports = c->nb_ports,
+			.ports = gports,
+			.nb_ports = ng,
 		};
-
-		p->pool = gnio_mem_pool_create(&mc);
-		if (p->pool == NULL)
-			PL_FAIL(rte_errno, "%s mbuf pool of %u mbufs: %s", gnio_mem_mode_name(c->mem),
-					mc.nb_mbufs, rte_strerror(rte_errno));
+		pg->pool = gnio_mem_pool_create(&mc);
+		if (pg->pool == NULL)
+			PL_FAIL(rte_errno, "%s mbuf pool of %u mbufs for GPU %s: %s",
+					gnio_mem_mode_name(c->mem), mc.nb_mbufs, gi.name,
+					rte_strerror(rte_errno));
 		if (c->split_hdr != 0) {
-			mc.name = "gnio_hdrs";
+			snprintf(name, sizeof(name), g == 0 ? "gnio_hdrs" : "gnio_hdrs_%u", g);
 			mc.mode = c->mem == GNIO_MEM_HOST ? GNIO_MEM_HOST : GNIO_MEM_PINNED;
 			mc.data_room = RTE_PKTMBUF_HEADROOM + c->split_hdr;
-			p->hdr_pool = gnio_mem_pool_create(&mc);
-			if (p->hdr_pool == NULL)
+			pg->hdr_pool = gnio_mem_pool_create(&mc);
+			if (pg->hdr_pool == NULL)
 				PL_FAIL(rte_errno, "header pool: %s", rte_strerror(rte_errno));
 		}
-	}
-	ret = pl_ctx_setup(p);
-	if (ret != 0)
-		PL_FAIL(-ret, "engine context: %s", rte_strerror(-ret));
-	/* Consumer. */
-	p->consumer.qs = rte_zmalloc("gnio_cons", sizeof(void *) * p->nb_rxq_total, 0);
-	if (p->consumer.qs == NULL)
-		PL_FAIL(ENOMEM, "out of memory");
-	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
-		p->consumer.qs[i] = p->rxq[i].bq;
-	p->consumer.nb_qs = p->nb_rxq_total;
-	p->consumer.gpu_id = c->gpu_id;
-	p->consumer.engine = c->engine;
-	p->consumer.ctx = p->ctx;
-	p->consumer.stall_ms = c->stall_ms;
-	p->consumer.slow_us = c->slow_consumer_us;
-	p->consumer.inject_fault = c->inject_fault;
-	if (rte_gpu_comm_create_flag(c->gpu_id, &p->consumer.quit, RTE_GPU_COMM_FLAG_CPU) < 0)
-		PL_FAIL(rte_errno, "quit flag: %s", rte_strerror(rte_errno));
-	ret = ops->create(&p->consumer);
-	if (ret != 0) {
-		p->consumer.ops = NULL;      /* nothing to destroy */
-		PL_FAIL(-ret, "consumer %s: %s", ops->name,
-				p->consumer.error[0] ? p->consumer.error : rte_strerror(-ret));
+		ret = pl_ctx_setup(p, pg);
+		if (ret != 0)
+			PL_FAIL(-ret, "engine context: %s", rte_strerror(-ret));
+		/* Consumer: the burst queues of this GPU's ports. */
+		cons->qs = rte_zmalloc("gnio_cons", sizeof(void *) * (pg->nb_rxq + 1), 0);
+		if (cons->qs == NULL)
+			PL_FAIL(ENOMEM, "out of memory");
+		for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+			if (p->rxq[i].gpu == g)
+				cons->qs[cons->nb_qs++] = p->rxq[i].bq;
+		cons->gpu_id = pg->gpu_id;
+		cons->engine = c->engine;
+		cons->ctx = pg->ctx;
+		cons->stall_ms = c->stall_ms;
+		cons->slow_us = c->slow_consumer_us;
+		cons->inject_fault = c->inject_fault;
+		if (rte_gpu_comm_create_flag(pg->gpu_id, &cons->quit, RTE_GPU_COMM_FLAG_CPU) < 0)
+			PL_FAIL(rte_errno, "quit flag: %s", rte_strerror(rte_errno));
+		cons->ops = ops;     /* destroy undoes what create did, even half of it */
+		ret = ops->create(cons);
+		if (ret != 0)
+			PL_FAIL(-ret, "consumer %s on GPU %s: %s", ops->name, gi.name,
+					cons->error[0] ? cons->error : rte_strerror(-ret));
 	}
 	/* Ports. */
 	for (uint16_t i = 0; i < c->nb_ports; i++) {
-		ret = pl_port_setup(p, c->ports[i], nb_txq, err, err_len);
+		uint16_t g = 0;
+
+		for (uint16_t r = 0; r < p->nb_rxq_total; r++)
+			if (p->rxq[r].port == c->ports[i])
+				g = p->rxq[r].gpu;
+		ret = pl_port_setup(p, c->ports[i], &p->gpu[g], nb_txq, err, err_len);
 		if (ret != 0)
 			goto fail;
 	}
@@ -522,9 +559,12 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 					pl_port_name(c->ports[i]), rte_strerror(-ret));
 	}
 	p->ports_started = true;
-	p->pool_start[0] = rte_mempool_avail_count(gnio_mem_pool_mp(p->pool));
-	if (p->hdr_pool != NULL)
-		p->pool_start[1] = rte_mempool_avail_count(gnio_mem_pool_mp(p->hdr_pool));
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		p->gpu[g].pool_start[0] = rte_mempool_avail_count(gnio_mem_pool_mp(p->gpu[g].pool));
+		if (p->gpu[g].hdr_pool != NULL)
+			p->gpu[g].pool_start[1] =
+				rte_mempool_avail_count(gnio_mem_pool_mp(p->gpu[g].hdr_pool));
+	}
 	pl_telemetry_register(p);
 	return p;
 fail:

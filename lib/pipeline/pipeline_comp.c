@@ -114,7 +114,7 @@ pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
 				seen = rte_rdtsc();
 			gnio_hist_add(&lc->hist, seen - d.first_rx_tsc);
 			if (d.status == GNIO_BQ_DONE)
-				lc->cnt.processed += d.nb;
+				lc->cnt.processed[cs->gpu[i]] += d.nb;
 			comp_item(p, lc, cs, &d);
 			gnio_burstq_release(bq);
 			items++;

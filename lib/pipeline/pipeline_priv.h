@@ -19,13 +19,14 @@ extern int gnio_pipeline_logtype;
 #define PL_MAX_QUEUES 256
 #define PL_MAX_NOTES 32
 #define PL_TX_RETRIES 8
+#define PL_MAX_GPUS 8
 
 /* Counters one lcore writes and anyone reads (relaxed). */
 struct pl_counts {
 	uint64_t rx[GNIO_MAX_PORTS];
 	uint64_t tx[GNIO_MAX_PORTS];
 	uint64_t drops[GNIO_MAX_PORTS][GNIO_DROP_MAX];
-	uint64_t processed;        /* packets the consumer ran the engine on (items DONE) */
+	uint64_t processed[PL_MAX_GPUS];  /* packets each GPU's consumer ran the engine on (DONE) */
 	uint64_t rx_cycles;        /* busy cycles of this lcore if it runs RX */
 	uint64_t comp_cycles;      /* busy cycles of this lcore if it runs completion */
 };
@@ -37,11 +38,25 @@ struct pl_rxq {
 	int socket;
 	struct gnio_burstq *bq;
 	unsigned int lcore;        /* RX lcore polling it */
+	uint16_t gpu;              /* index in gnio_pipeline.gpu */
+};
+
+/* One GPU: its consumer, its packet memory, its copy of the engine inputs. */
+struct pl_gpu {
+	int16_t gpu_id;
+	struct gnio_consumer consumer;
+	struct gnio_mem_pool *pool;
+	struct gnio_mem_pool *hdr_pool;     /* split: headers */
+	struct gnio_eng_ctx *ctx;           /* registered with this GPU */
+	uint32_t pool_start[2];
+	uint16_t nb_rxq;
+	uint16_t nb_ports;
 };
 
 /* A completion shard: some burst queues, one TX queue index on every port. */
 struct pl_comp {
 	struct gnio_burstq *bq[PL_MAX_QUEUES];
+	uint16_t gpu[PL_MAX_QUEUES];       /* GPU index of each queue */
 	uint16_t nb_bq;
 	uint16_t txq;
 	/* per-port staging of one item's packets */
@@ -57,7 +72,8 @@ struct pl_lcore {
 	int socket;
 	struct pl_rxq *rxq[PL_MAX_RXQ_PER_LCORE];
 	uint16_t nb_rxq;
-	bool consumer;             /* runs the host consumer's step */
+	struct gnio_consumer *cons[PL_MAX_GPUS];   /* host-stepped consumers it runs */
+	uint16_t nb_cons;
 	struct pl_comp *comp;      /* completion shard, or NULL */
 	uint32_t rx_stopped;       /* set by the lcore when it saw run_rx cleared and published */
 	struct pl_counts cnt __rte_cache_aligned;
@@ -66,10 +82,9 @@ struct pl_lcore {
 
 struct gnio_pipeline {
 	struct gnio_pipeline_conf conf;
-	struct gnio_mem_pool *pool;
-	struct gnio_mem_pool *hdr_pool;     /* split: headers */
-	struct gnio_eng_ctx *ctx;           /* registered with the GPU */
-	struct gnio_consumer consumer;
+	struct pl_gpu gpu[PL_MAX_GPUS];
+	uint16_t nb_gpu;
+	const struct gnio_consumer_ops *ops;
 	struct pl_rxq rxq[PL_MAX_QUEUES];
 	uint16_t nb_rxq_total;
 	struct pl_lcore lc[RTE_MAX_LCORE];
@@ -80,7 +95,6 @@ struct gnio_pipeline {
 	char datapath[GNIO_MAX_PORTS][200];
 	char notes[PL_MAX_NOTES][200];
 	unsigned int nb_notes;
-	uint32_t pool_start[2];
 	uint64_t flush_cycles;
 	bool running;
 	bool ports_started;

@@ -19,7 +19,6 @@ pl_lcore_main(void *arg)
 {
 	struct pl_lcore *lc = arg;
 	struct gnio_pipeline *p = lc->p;
-	struct gnio_consumer *cons = lc->consumer ? &p->consumer : NULL;
 	bool rx_on = lc->nb_rxq > 0;
 	uint64_t prev = rte_rdtsc(), now;
 
@@ -42,8 +41,9 @@ pl_lcore_main(void *arg)
 					 * queue's item before the next queue: fewer mbufs out at
 					 * once, so they stay in L1.
 					 */
-					if (cons != NULL && lc->comp != NULL && lc->nb_rxq > 1) {
-						work += cons->ops->step(cons);
+					if (lc->nb_cons != 0 && lc->comp != NULL && lc->nb_rxq > 1) {
+						for (uint16_t k = 0; k < lc->nb_cons; k++)
+							work += lc->cons[k]->ops->step(lc->cons[k]);
 						work += pl_comp_step(p, lc, lc->comp);
 					}
 				}
@@ -52,8 +52,8 @@ pl_lcore_main(void *arg)
 				rx_on = false;
 			}
 		}
-		if (cons != NULL)
-			work += cons->ops->step(cons);
+		for (uint16_t k = 0; k < lc->nb_cons; k++)
+			work += lc->cons[k]->ops->step(lc->cons[k]);
 		if (lc->comp != NULL)
 			work += pl_comp_step(p, lc, lc->comp);
 		/* Busy cycles: iterations that did work, one timestamp per iteration. */
@@ -81,12 +81,19 @@ gnio_pipeline_start(struct gnio_pipeline *p)
 	for (uint16_t l = 0; l < p->nb_lc; l++)
 		if (rte_eal_get_lcore_state(p->lc[l].lcore_id) != WAIT)
 			return -EBUSY;
-	p->ctx->engine = (uint16_t)p->conf.engine->id;
-	p->consumer.engine = p->conf.engine;
-	p->consumer.error[0] = '\0';
-	ret = p->consumer.ops->start(&p->consumer);
-	if (ret != 0)
-		return ret;
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		struct gnio_consumer *cons = &p->gpu[g].consumer;
+
+		p->gpu[g].ctx->engine = (uint16_t)p->conf.engine->id;
+		cons->engine = p->conf.engine;
+		cons->error[0] = '\0';
+		ret = cons->ops->start(cons);
+		if (ret != 0) {
+			while (g-- > 0)
+				p->gpu[g].consumer.ops->stop(&p->gpu[g].consumer);
+			return ret;
+		}
+	}
 	__atomic_store_n(&p->budget, (int64_t)p->conf.max_packets, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->exit_lcores, 0, __ATOMIC_RELAXED);
 	for (uint16_t l = 0; l < p->nb_lc; l++)
@@ -100,7 +107,8 @@ gnio_pipeline_start(struct gnio_pipeline *p)
 			__atomic_store_n(&p->run_rx, 0, __ATOMIC_RELEASE);
 			__atomic_store_n(&p->exit_lcores, 1, __ATOMIC_RELEASE);
 			rte_eal_mp_wait_lcore();
-			p->consumer.ops->stop(&p->consumer);
+			for (uint16_t g = 0; g < p->nb_gpu; g++)
+				p->gpu[g].consumer.ops->stop(&p->gpu[g].consumer);
 			return ret;
 		}
 	}
@@ -151,13 +159,21 @@ gnio_pipeline_stop(struct gnio_pipeline *p)
 	__atomic_store_n(&p->run_rx, 0, __ATOMIC_RELEASE);
 	if (!pl_wait(p, pl_rx_all_stopped))
 		PL_LOG(ERR, "RX lcores did not stop in %d s", PL_DRAIN_SECONDS);
-	/* 2. The consumer completes every published item, then quits. */
-	ret = p->consumer.ops->stop(&p->consumer);
-	if (ret != 0) {
+	/* 2. Each consumer completes every published item, then quits. */
+	ret = 0;
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		struct gnio_consumer *cons = &p->gpu[g].consumer;
+		int r = cons->ops->stop(cons);
+
+		if (r == 0)
+			continue;
 		/* It cannot be trusted with what is left: fail those items, so they are freed. */
-		PL_LOG(ERR, "consumer %s: %s", p->consumer.ops->name, p->consumer.error);
+		PL_LOG(ERR, "consumer %s on GPU %d: %s", cons->ops->name, cons->gpu_id, cons->error);
 		for (uint16_t i = 0; i < p->nb_rxq_total; i++)
-			gnio_burstq_fail_ready(p->rxq[i].bq);
+			if (p->rxq[i].gpu == g)
+				gnio_burstq_fail_ready(p->rxq[i].bq);
+		if (ret == 0)
+			ret = r;
 	}
 	/* 3. Completion lcores transmit or free everything. */
 	if (!pl_wait(p, pl_all_completed))
@@ -186,10 +202,14 @@ gnio_pipeline_poll(struct gnio_pipeline *p)
 
 	if (!p->running)
 		return 0;
-	if (p->consumer.ops->poll != NULL) {
-		ret = p->consumer.ops->poll(&p->consumer);
-		if (ret != 0)
-			return ret;
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		struct gnio_consumer *cons = &p->gpu[g].consumer;
+
+		if (cons->ops->poll != NULL) {
+			ret = cons->ops->poll(cons);
+			if (ret != 0)
+				return ret;
+		}
 	}
 	if (p->conf.max_packets != 0 && __atomic_load_n(&p->budget, __ATOMIC_RELAXED) == 0) {
 		gnio_pipeline_totals(p, &t);
@@ -202,7 +222,30 @@ gnio_pipeline_poll(struct gnio_pipeline *p)
 const char *
 gnio_pipeline_error(const struct gnio_pipeline *p)
 {
-	return p->consumer.error;
+	for (uint16_t g = 0; g < p->nb_gpu; g++)
+		if (p->gpu[g].consumer.error[0] != '\0')
+			return p->gpu[g].consumer.error;
+	return "";
+}
+
+uint16_t
+gnio_pipeline_nb_gpus(const struct gnio_pipeline *p)
+{
+	return p->nb_gpu;
+}
+
+int
+gnio_pipeline_gpu_stats(const struct gnio_pipeline *p, uint16_t g, int16_t *gpu_id,
+		uint64_t *processed, uint16_t *nb_ports)
+{
+	if (g >= p->nb_gpu)
+		return -EINVAL;
+	*gpu_id = p->gpu[g].gpu_id;
+	*nb_ports = p->gpu[g].nb_ports;
+	*processed = 0;
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		*processed += __atomic_load_n(&p->lc[l].cnt.processed[g], __ATOMIC_RELAXED);
+	return 0;
 }
 
 int
@@ -259,7 +302,8 @@ gnio_pipeline_processed(const struct gnio_pipeline *p)
 	uint64_t n = 0;
 
 	for (uint16_t l = 0; l < p->nb_lc; l++)
-		n += __atomic_load_n(&p->lc[l].cnt.processed, __ATOMIC_RELAXED);
+		for (uint16_t g = 0; g < p->nb_gpu; g++)
+			n += __atomic_load_n(&p->lc[l].cnt.processed[g], __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -296,8 +340,6 @@ gnio_pipeline_reset_stats(struct gnio_pipeline *p)
 void
 gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
 {
-	const struct gnio_mem_pool *pools[2] = { p->pool, p->hdr_pool };
-
 	memset(chk, 0, sizeof(*chk));
 	gnio_pipeline_totals(p, &chk->total);
 	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
@@ -306,19 +348,23 @@ gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
 	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
 		chk->in_flight += gnio_burstq_in_flight(p->rxq[i].bq);
 	chk->pools_full = true;
-	for (unsigned int i = 0; i < 2; i++) {
-		struct rte_mempool *mp;
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		const struct gnio_mem_pool *pools[2] = { p->gpu[g].pool, p->gpu[g].hdr_pool };
 
-		if (pools[i] == NULL)
-			continue;
-		mp = gnio_mem_pool_mp(pools[i]);
-		snprintf(chk->pool[chk->nb_pools].name, sizeof(chk->pool[0].name), "%s", mp->name);
-		chk->pool[chk->nb_pools].size = mp->size;
-		chk->pool[chk->nb_pools].at_start = p->pool_start[i];
-		chk->pool[chk->nb_pools].now = rte_mempool_avail_count(mp);
-		if (chk->pool[chk->nb_pools].now != p->pool_start[i])
-			chk->pools_full = false;
-		chk->nb_pools++;
+		for (unsigned int i = 0; i < 2; i++) {
+			struct rte_mempool *mp;
+
+			if (pools[i] == NULL || chk->nb_pools >= RTE_DIM(chk->pool))
+				continue;
+			mp = gnio_mem_pool_mp(pools[i]);
+			snprintf(chk->pool[chk->nb_pools].name, sizeof(chk->pool[0].name), "%s", mp->name);
+			chk->pool[chk->nb_pools].size = mp->size;
+			chk->pool[chk->nb_pools].at_start = p->gpu[g].pool_start[i];
+			chk->pool[chk->nb_pools].now = rte_mempool_avail_count(mp);
+			if (chk->pool[chk->nb_pools].now != p->gpu[g].pool_start[i])
+				chk->pools_full = false;
+			chk->nb_pools++;
+		}
 	}
 }
 
@@ -336,25 +382,33 @@ gnio_pipeline_destroy(struct gnio_pipeline *p)
 			rte_eth_dev_close(p->conf.ports[i]);
 		}
 	}
-	if (p->consumer.ops != NULL && p->consumer.ops->destroy != NULL)
-		p->consumer.ops->destroy(&p->consumer);
-	if (p->consumer.quit.ptr != NULL)
-		rte_gpu_comm_destroy_flag(&p->consumer.quit);
-	rte_free(p->consumer.qs);
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		struct gnio_consumer *cons = &p->gpu[g].consumer;
+
+		if (cons->ops != NULL && cons->ops->destroy != NULL)
+			cons->ops->destroy(cons);
+		if (cons->quit.ptr != NULL)
+			rte_gpu_comm_destroy_flag(&cons->quit);
+		rte_free(cons->qs);
+	}
 	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
 		if (p->rxq[i].bq != NULL && gnio_burstq_destroy(p->rxq[i].bq) != 0)
 			PL_LOG(ERR, "burst queue of port %u queue %u still busy", p->rxq[i].port,
 					p->rxq[i].queue);
 	for (uint16_t i = 0; i < p->nb_comp; i++)
 		pl_comp_free(&p->comp[i]);
-	if (p->ctx != NULL) {
-		rte_gpu_mem_unregister(p->conf.gpu_id, p->ctx);
-		rte_free(p->ctx);
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		struct pl_gpu *pg = &p->gpu[g];
+
+		if (pg->ctx != NULL) {
+			rte_gpu_mem_unregister(pg->gpu_id, pg->ctx);
+			rte_free(pg->ctx);
+		}
+		if (pg->hdr_pool != NULL && gnio_mem_pool_free(pg->hdr_pool) != 0)
+			PL_LOG(ERR, "header pool of GPU %d: mbufs still out, not freed", pg->gpu_id);
+		if (pg->pool != NULL && gnio_mem_pool_free(pg->pool) != 0)
+			PL_LOG(ERR, "mbuf pool of GPU %d: mbufs still out, not freed", pg->gpu_id);
 	}
-	if (p->hdr_pool != NULL && gnio_mem_pool_free(p->hdr_pool) != 0)
-		PL_LOG(ERR, "header pool: mbufs still out, not freed");
-	if (p->pool != NULL && gnio_mem_pool_free(p->pool) != 0)
-		PL_LOG(ERR, "mbuf pool: mbufs still out, not freed");
 	rte_free(p);
 	return 0;
 }

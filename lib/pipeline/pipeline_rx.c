@@ -32,9 +32,10 @@ rx_unreserve(struct gnio_pipeline *p, uint32_t n)
 }
 
 static inline uint16_t
-rx_generate(struct gnio_pipeline *p, struct rte_mbuf **pkts, uint16_t n)
+rx_generate(struct gnio_pipeline *p, const struct gnio_mem_pool *pool, struct rte_mbuf **pkts,
+		uint16_t n)
 {
-	if (rte_pktmbuf_alloc_bulk(gnio_mem_pool_mp(p->pool), pkts, n) != 0)
+	if (rte_pktmbuf_alloc_bulk(gnio_mem_pool_mp(pool), pkts, n) != 0)
 		return 0;
 	for (uint16_t i = 0; i < n; i++) {
 		pkts[i]->data_len = p->conf.txpkts;
@@ -71,7 +72,7 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 	if (want == 0)
 		n = 0;
 	else if (p->conf.engine->generates)
-		n = rx_generate(p, slots, (uint16_t)want);
+		n = rx_generate(p, p->gpu[rq->gpu].pool, slots, (uint16_t)want);
 	else
 		n = rte_eth_rx_burst(rq->port, rq->queue, slots, (uint16_t)want);
 	rx_unreserve(p, want - n);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include <rte_cycles.h>
+#include <rte_gpudev.h>
 #include <rte_telemetry.h>
 
 #include "pipeline_priv.h"
@@ -119,31 +120,63 @@ static int
 tel_mempools(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
-	const struct gnio_mem_pool *pools[2];
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	if (p == NULL)
 		return -ENODEV;
-	pools[0] = p->pool;
-	pools[1] = p->hdr_pool;
 	rte_tel_data_start_dict(d);
-	for (int i = 0; i < 2; i++) {
-		struct rte_tel_data *pd;
-		struct rte_mempool *mp;
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		const struct gnio_mem_pool *pools[2] = { p->gpu[g].pool, p->gpu[g].hdr_pool };
 
-		if (pools[i] == NULL)
-			continue;
-		mp = gnio_mem_pool_mp(pools[i]);
-		pd = rte_tel_data_alloc();
-		if (pd == NULL)
+		for (int i = 0; i < 2; i++) {
+			struct rte_tel_data *pd;
+			struct rte_mempool *mp;
+
+			if (pools[i] == NULL)
+				continue;
+			mp = gnio_mem_pool_mp(pools[i]);
+			pd = rte_tel_data_alloc();
+			if (pd == NULL)
+				return -ENOMEM;
+			rte_tel_data_start_dict(pd);
+			rte_tel_data_add_dict_u64(pd, "size", mp->size);
+			rte_tel_data_add_dict_u64(pd, "avail", rte_mempool_avail_count(mp));
+			rte_tel_data_add_dict_u64(pd, "in_use", rte_mempool_in_use_count(mp));
+			rte_tel_data_add_dict_u64(pd, "at_start", p->gpu[g].pool_start[i]);
+			rte_tel_data_add_dict_container(d, mp->name, pd, 0);
+		}
+	}
+	return 0;
+}
+
+static int
+tel_gpus(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	if (p == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+		struct rte_tel_data *gd = rte_tel_data_alloc();
+		struct rte_gpu_info info;
+		uint64_t processed;
+		uint16_t nb_ports;
+		int16_t id;
+
+		if (gd == NULL)
 			return -ENOMEM;
-		rte_tel_data_start_dict(pd);
-		rte_tel_data_add_dict_u64(pd, "size", mp->size);
-		rte_tel_data_add_dict_u64(pd, "avail", rte_mempool_avail_count(mp));
-		rte_tel_data_add_dict_u64(pd, "in_use", rte_mempool_in_use_count(mp));
-		rte_tel_data_add_dict_u64(pd, "at_start", p->pool_start[i]);
-		rte_tel_data_add_dict_container(d, mp->name, pd, 0);
+		gnio_pipeline_gpu_stats(p, g, &id, &processed, &nb_ports);
+		rte_gpu_info_get(id, &info);
+		rte_tel_data_start_dict(gd);
+		rte_tel_data_add_dict_int(gd, "gpu_id", id);
+		rte_tel_data_add_dict_u64(gd, "ports", nb_ports);
+		rte_tel_data_add_dict_u64(gd, "processed", processed);
+		rte_tel_data_add_dict_string(gd, "consumer", p->ops->name);
+		rte_tel_data_add_dict_container(d, info.name, gd, 0);
 	}
 	return 0;
 }
@@ -161,6 +194,8 @@ pl_telemetry_register(struct gnio_pipeline *p)
 			"Per port: rx, tx, drops by reason, data path in effect. No parameters");
 	rte_telemetry_register_cmd("/gnio/config", tel_config,
 			"Forwarding configuration in effect. No parameters");
+	rte_telemetry_register_cmd("/gnio/gpus", tel_gpus,
+			"Each GPU: its consumer, ports bound to it, packets processed. No parameters");
 	rte_telemetry_register_cmd("/gnio/mempools", tel_mempools,
 			"Each mempool: size, available, in use, available at start. No parameters");
 	rte_telemetry_register_cmd("/gnio/latency", tel_latency,
