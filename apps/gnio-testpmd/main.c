@@ -312,11 +312,9 @@ main(int argc, char **argv)
 		for (uint16_t g = 0; gnio_pipeline_nb_gpus(p) > 1 && g < gnio_pipeline_nb_gpus(p); g++) {
 			uint64_t n;
 			uint16_t np;
-			int16_t id;
+			const char *name = app_gpu(p, g, &n, &np);
 
-			gnio_pipeline_gpu_stats(p, g, &id, &n, &np);
-			rte_gpu_info_get(id, &gi);
-			printf(APP ": GPU %s: %u port(s), its own %s consumer\n", gi.name, np, o.consumer);
+			printf(APP ": GPU %s: %u port(s), its own %s consumer\n", name, np, o.consumer);
 		}
 	}
 	for (uint16_t i = 0; i < o.conf.nb_ports; i++) {

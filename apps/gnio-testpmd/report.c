@@ -16,6 +16,18 @@ cyc_to_ns(uint64_t c)
 	return (double)c * 1e9 / (double)rte_get_tsc_hz();
 }
 
+const char *
+app_gpu(struct gnio_pipeline *p, uint16_t g, uint64_t *processed, uint16_t *ports)
+{
+	struct rte_gpu_info gi;
+	int16_t id;
+
+	if (gnio_pipeline_gpu_stats(p, g, &id, processed, ports) != 0 ||
+			rte_gpu_info_get(id, &gi) != 0)
+		return "?";
+	return gi.name;     /* points into gpudev's device table */
+}
+
 void
 app_stats_line(struct gnio_pipeline *p)
 {
@@ -87,14 +99,11 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 	printf("  engine %s processed %" PRIu64 " packets\n", c->engine->name,
 			gnio_pipeline_processed(p));
 	for (uint16_t g = 0; gnio_pipeline_nb_gpus(p) > 1 && g < gnio_pipeline_nb_gpus(p); g++) {
-		struct rte_gpu_info gi;
 		uint64_t n;
 		uint16_t np;
-		int16_t id;
+		const char *name = app_gpu(p, g, &n, &np);
 
-		gnio_pipeline_gpu_stats(p, g, &id, &n, &np);
-		rte_gpu_info_get(id, &gi);
-		printf("    GPU %-12s %u port(s), processed %" PRIu64 "\n", gi.name, np, n);
+		printf("    GPU %-12s %u port(s), processed %" PRIu64 "\n", name, np, n);
 	}
 	if (h.count != 0)
 		printf("  latency rx_burst->completion over %" PRIu64 " bursts: p50 %.2f us  p99 %.2f us"
@@ -152,15 +161,12 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 	}
 	fprintf(f, "\n  ],\n  \"gpus\": [");
 	for (uint16_t g = 0; g < gnio_pipeline_nb_gpus(p); g++) {
-		struct rte_gpu_info gi;
 		uint64_t n;
 		uint16_t np;
-		int16_t id;
+		const char *name = app_gpu(p, g, &n, &np);
 
-		gnio_pipeline_gpu_stats(p, g, &id, &n, &np);
-		rte_gpu_info_get(id, &gi);
 		fprintf(f, "%s{\"name\": \"%s\", \"ports\": %u, \"processed\": %" PRIu64 "}",
-				g ? ", " : "", gi.name, np, n);
+				g ? ", " : "", name, np, n);
 	}
 	fprintf(f, "],\n  \"cycles_per_packet\": {\"rx\": %.2f, \"completion\": %.2f},\n",
 			chk->total.rx ? (double)rx_cyc / (double)chk->total.rx : 0.0,

@@ -51,6 +51,9 @@ void app_show_fwd_stats(struct gnio_pipeline *p);
 /** Final report: conservation and mempool checks. @return true when both hold. */
 bool app_report(struct gnio_pipeline *p, const char *json, const char *error, double seconds);
 
+/** GPU @p g of the pipeline: its name, packets its consumer processed, ports bound to it. */
+const char *app_gpu(struct gnio_pipeline *p, uint16_t g, uint64_t *processed, uint16_t *ports);
+
 /** Set by SIGINT/SIGTERM. */
 extern volatile int app_quit;
 
