@@ -34,6 +34,7 @@ _Static_assert(offsetof(struct gnio_comm_item, status_d) ==
 struct gnio_burstq {
 	/* Set at creation. */
 	int16_t gpu_id;
+	bool gpu_wmb;                                 /* rte_gpu_wmb() before READY */
 	uint32_t nb_items;
 	uint32_t mask;
 	uint32_t max_pkts;
@@ -139,6 +140,7 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 		return NULL;
 	}
 	q->gpu_id = gpu;
+	q->gpu_wmb = !conf->cpu_consumer;
 	q->nb_items = n;
 	q->mask = n - 1;
 	q->max_pkts = conf->max_pkts;
@@ -232,7 +234,8 @@ gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t
 		q->fill_port = rx_port;
 		q->first_tsc[slot] = tsc;
 	}
-	{
+	/* A CPU consumer reads the mbufs; only a GPU needs descriptors. */
+	if (q->gpu_wmb) {
 		struct rte_mbuf *const *GNIO_RESTRICT mb = &it->mbufs[q->fill];
 		struct rte_gpu_comm_pkt *GNIO_RESTRICT pl = &it->pkt_list[q->fill];
 
@@ -287,7 +290,8 @@ gnio_burstq_publish(struct gnio_burstq *q)
 	q->list[slot].num_pkts = q->fill;
 	q->dev->item_port[slot] = q->fill_port;
 	/* Descriptors reach the GPU before the READY that announces them. */
-	rte_gpu_wmb(q->gpu_id);
+	if (q->gpu_wmb)
+		rte_gpu_wmb(q->gpu_id);
 	gnio_shm_status_release(bq_status(q, q->head), GNIO_BQ_READY);
 	q->fill = 0;
 	q->head++;

@@ -27,6 +27,9 @@ struct gnio_burstq_conf {
 	uint32_t nb_items;   /**< ring size, a power of two >= 2 */
 	uint32_t max_pkts;   /**< packets per item, 1..RTE_GPU_COMM_LIST_PKTS_MAX */
 	int socket;          /**< NUMA node for host-side state */
+	bool cpu_consumer;   /**< the consumer is a CPU thread: it reads the mbufs themselves,
+	                          so no packet descriptors are written, and the release store
+	                          orders enough (rte_gpu_wmb() is skipped) */
 };
 
 /** A completed item, as seen by the completion lcore. */

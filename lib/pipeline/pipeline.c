@@ -464,6 +464,7 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 			.nb_items = c->ring_items,
 			.max_pkts = c->item_pkts,
 			.socket = p->rxq[i].socket < 0 ? SOCKET_ID_ANY : p->rxq[i].socket,
+			.cpu_consumer = !ops->gpu,
 		};
 
 		p->rxq[i].bq = gnio_burstq_create(&bc);

@@ -12,6 +12,7 @@
 #include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
+#include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
 #include "gnio_consumer.h"
@@ -22,27 +23,33 @@ RTE_LOG_REGISTER(chost_logtype, gnio.consumer.host, NOTICE);
 /* Items taken from one queue per pass, so that no queue starves the others. */
 #define CHOST_ITEMS_PER_PASS 4
 
-/* Runs the engine on one item; returns GNIO_BQ_UNIFORM | port when all verdicts are that port. */
+/*
+ * Runs the engine on one item; returns GNIO_BQ_UNIFORM | port when all verdicts
+ * are that port. A CPU consumer reads the mbufs themselves (first segment, as
+ * the GPU's descriptors describe it): the burst queue writes no descriptors for it.
+ */
 typedef uint32_t (chost_item_fn)(const struct gnio_eng_ctx *GNIO_RESTRICT ctx,
-		const struct gnio_comm_pkt *GNIO_RESTRICT pl, uint32_t nb,
+		struct rte_mbuf *const *GNIO_RESTRICT mbufs, uint32_t nb,
 		uint16_t *GNIO_RESTRICT verdicts, uint16_t rx_port);
 
 #define CHOST_X_ITEM(e, n, g, h) \
 static uint32_t \
 chost_item_ ## n(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, \
-		const struct gnio_comm_pkt *GNIO_RESTRICT pl, uint32_t nb, \
+		struct rte_mbuf *const *GNIO_RESTRICT mbufs, uint32_t nb, \
 		uint16_t *GNIO_RESTRICT verdicts, uint16_t rx_port) \
 { \
 	uint16_t first, differ = 0; \
 	if (nb == 0) \
 		return 0; \
-	first = gnio_eng_ ## n(ctx, (uint8_t *)pl[0].addr, (uint32_t)pl[0].size, rx_port); \
+	first = gnio_eng_ ## n(ctx, rte_pktmbuf_mtod(mbufs[0], uint8_t *), mbufs[0]->data_len, \
+			rx_port); \
 	verdicts[0] = first; \
 	for (uint32_t i = 1; i < nb; i++) { \
 		uint16_t v; \
 		if (i + 2 < nb) \
-			rte_prefetch0((void *)pl[i + 2].addr); \
-		v = gnio_eng_ ## n(ctx, (uint8_t *)pl[i].addr, (uint32_t)pl[i].size, rx_port); \
+			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 2], void *)); \
+		v = gnio_eng_ ## n(ctx, rte_pktmbuf_mtod(mbufs[i], uint8_t *), \
+				mbufs[i]->data_len, rx_port); \
 		verdicts[i] = v; \
 		differ |= (uint16_t)(v ^ first); \
 	} \
@@ -123,7 +130,7 @@ chost_step(struct gnio_consumer *c)
 			if (gnio_shm_status_acquire(it->status_d) != GNIO_BQ_READY)
 				break;
 			nb = it->num_pkts;
-			d->item_uniform[slot] = h->item(ctx, it->pkt_list, nb,
+			d->item_uniform[slot] = h->item(ctx, (struct rte_mbuf *const *)it->mbufs, nb,
 					&d->verdicts[(size_t)slot * d->max_pkts], d->item_port[slot]);
 			h->pkts += nb;
 			if (unlikely(c->slow_us != 0))
