@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* gnio-testpmd interactive prompt, on DPDK's cmdline library. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmdline.h>
@@ -95,6 +97,40 @@ cli_set_fwd(void *res, struct cmdline *cl, void *data)
 		cmdline_printf(cl, "Set %s packet forwarding mode\n", e->name);
 }
 
+static void
+cli_port(void *res, struct cmdline *cl, void *data)
+{
+	struct cli_words *w = res;
+	const struct gnio_pipeline_conf *c = gnio_pipeline_get_conf(cli_p);
+	bool stop = strcmp(w->w1, "stop") == 0;
+	bool all = strcmp(w->w2, "all") == 0;
+	char *end;
+	long want = strtol(w->w2, &end, 10);
+
+	RTE_SET_USED(data);
+	if (!all && (*end != '\0' || want < 0)) {
+		cmdline_printf(cl, "port %s: expected a port id or all\n", w->w1);
+		return;
+	}
+	for (uint16_t i = 0; i < c->nb_ports; i++) {
+		int ret;
+
+		if (!all && c->ports[i] != want)
+			continue;
+		ret = stop ? gnio_pipeline_port_stop(cli_p, i) : gnio_pipeline_port_start(cli_p, i);
+		if (ret == 0)
+			cmdline_printf(cl, "Port %u %s\n", c->ports[i], stop ? "stopped" : "started");
+		else if (ret == -EALREADY)
+			cmdline_printf(cl, "Port %u already %s\n", c->ports[i], stop ? "stopped" : "started");
+		else
+			cmdline_printf(cl, "Port %u: %s\n", c->ports[i], rte_strerror(-ret));
+		if (!all)
+			return;
+	}
+	if (!all)
+		cmdline_printf(cl, "port %ld is not in use\n", want);
+}
+
 #define CLI_WORD(field, words) \
 	TOKEN_STRING_INITIALIZER(struct cli_words, field, words)
 
@@ -108,6 +144,9 @@ static cmdline_parse_token_string_t t_all = CLI_WORD(w3, "all");
 static cmdline_parse_token_string_t t_set = CLI_WORD(w0, "set");
 static cmdline_parse_token_string_t t_fwd = CLI_WORD(w1, "fwd");
 static cmdline_parse_token_string_t t_mode = CLI_WORD(w2, NULL);
+static cmdline_parse_token_string_t t_port = CLI_WORD(w0, "port");
+static cmdline_parse_token_string_t t_stopstart = CLI_WORD(w1, "stop#start");
+static cmdline_parse_token_string_t t_which = CLI_WORD(w2, NULL);
 
 static cmdline_parse_inst_t c_start = {
 	.f = cli_start, .help_str = "start: start forwarding",
@@ -130,7 +169,13 @@ static cmdline_parse_inst_t c_set_fwd = {
 	.tokens = { (void *)&t_set, (void *)&t_fwd, (void *)&t_mode, NULL },
 };
 
+static cmdline_parse_inst_t c_port = {
+	.f = cli_port, .help_str = "port stop|start <id>|all: also while forwarding",
+	.tokens = { (void *)&t_port, (void *)&t_stopstart, (void *)&t_which, NULL },
+};
+
 static cmdline_parse_ctx_t cli_ctx[] = {
+	(cmdline_parse_inst_t *)&c_port,
 	(cmdline_parse_inst_t *)&c_start,
 	(cmdline_parse_inst_t *)&c_stop,
 	(cmdline_parse_inst_t *)&c_quit,

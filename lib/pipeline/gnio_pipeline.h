@@ -138,6 +138,17 @@ int gnio_pipeline_poll(struct gnio_pipeline *p);
 /** Last error text of the consumer, "" if none. */
 const char *gnio_pipeline_error(const struct gnio_pipeline *p);
 
+/**
+ * Stop port index @p i, also while forwarding: RX lcores stop polling it, verdicts
+ * naming it are dropped as no_route, and once every lcore has passed a quiescent
+ * point (none is inside rx_burst or tx_burst on it) the ethdev port is stopped.
+ * @return 0, -EALREADY, -EINVAL (no such port), or the ethdev error.
+ */
+int gnio_pipeline_port_stop(struct gnio_pipeline *p, uint16_t i);
+
+/** Start port index @p i again. @return 0, -EALREADY, -EINVAL, or the ethdev error. */
+int gnio_pipeline_port_start(struct gnio_pipeline *p, uint16_t i);
+
 /** Change the engine while stopped. @return 0, -EBUSY while running, -EINVAL. */
 int gnio_pipeline_set_engine(struct gnio_pipeline *p, const struct gnio_engine *e);
 

@@ -60,7 +60,8 @@ comp_item_one_port(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp 
 	uint32_t v = d->uniform & ~GNIO_BQ_UNIFORM;
 
 	if (d->status != GNIO_BQ_DONE || !(d->uniform & GNIO_BQ_UNIFORM) ||
-			v >= GNIO_MAX_PORTS || !p->port_fwd[v])
+			v >= GNIO_MAX_PORTS || !p->port_fwd[v] ||
+			__atomic_load_n(&p->port_down[v], __ATOMIC_RELAXED))
 		return false;
 	comp_send(lc, cs, (uint16_t)v, d->rx_port, d->mbufs, (uint16_t)d->nb);
 	return true;
@@ -81,7 +82,8 @@ comp_item(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs,
 		uint16_t v = d->status == GNIO_BQ_DONE ? d->verdicts[i] :
 			gnio_verdict_drop(GNIO_DROP_CONSUMER);
 
-		if (!gnio_verdict_is_drop(v) && (v >= GNIO_MAX_PORTS || !p->port_fwd[v]))
+		if (!gnio_verdict_is_drop(v) && (v >= GNIO_MAX_PORTS || !p->port_fwd[v] ||
+				__atomic_load_n(&p->port_down[v], __ATOMIC_RELAXED)))
 			v = gnio_verdict_drop(GNIO_DROP_NO_ROUTE);
 		if (gnio_verdict_is_drop(v)) {
 			lc->cnt.drops[rx][gnio_verdict_reason(v)]++;

@@ -76,6 +76,7 @@ struct pl_lcore {
 	uint16_t nb_cons;
 	struct pl_comp *comp;      /* completion shard, or NULL */
 	uint32_t rx_stopped;       /* set by the lcore when it saw run_rx cleared and published */
+	uint32_t seen_gen;         /* port_gen seen at the top of the loop (quiescent point) */
 	struct pl_counts cnt __rte_cache_aligned;
 	struct gnio_hist hist __rte_cache_aligned;
 };
@@ -92,6 +93,8 @@ struct gnio_pipeline {
 	struct pl_comp comp[RTE_MAX_LCORE];
 	uint16_t nb_comp;
 	bool port_fwd[GNIO_MAX_PORTS];      /* port id is forwarding (valid verdict) */
+	bool port_down[GNIO_MAX_PORTS];     /* stopped by gnio_pipeline_port_stop */
+	uint32_t port_gen;                  /* bumped at each port state change */
 	char datapath[GNIO_MAX_PORTS][200];
 	char notes[PL_MAX_NOTES][200];
 	unsigned int nb_notes;

@@ -25,6 +25,10 @@ pl_lcore_main(void *arg)
 	while (__atomic_load_n(&p->exit_lcores, __ATOMIC_ACQUIRE) == 0) {
 		unsigned int work = 0;
 
+		/* Quiescent point: nothing of the previous iteration is still using a port. */
+		__atomic_store_n(&lc->seen_gen, __atomic_load_n(&p->port_gen, __ATOMIC_ACQUIRE),
+				__ATOMIC_RELEASE);
+
 		if (rx_on) {
 			if (__atomic_load_n(&p->run_rx, __ATOMIC_ACQUIRE) != 0) {
 				for (uint16_t i = 0; i < lc->nb_rxq; i++) {
@@ -245,6 +249,61 @@ gnio_pipeline_gpu_stats(const struct gnio_pipeline *p, uint16_t g, int16_t *gpu_
 	*processed = 0;
 	for (uint16_t l = 0; l < p->nb_lc; l++)
 		*processed += __atomic_load_n(&p->lc[l].cnt.processed[g], __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Wait until every running lcore has passed its quiescent point after the change. */
+static void
+pl_quiesce(struct gnio_pipeline *p)
+{
+	uint32_t gen = __atomic_add_fetch(&p->port_gen, 1, __ATOMIC_ACQ_REL);
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * PL_DRAIN_SECONDS;
+
+	if (!p->running)
+		return;
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		while ((int32_t)(__atomic_load_n(&p->lc[l].seen_gen, __ATOMIC_ACQUIRE) - gen) < 0 &&
+				rte_get_timer_cycles() < deadline)
+			rte_pause();
+}
+
+int
+gnio_pipeline_port_stop(struct gnio_pipeline *p, uint16_t i)
+{
+	uint16_t port;
+	int ret;
+
+	if (i >= p->conf.nb_ports)
+		return -EINVAL;
+	port = p->conf.ports[i];
+	if (p->port_down[port])
+		return -EALREADY;
+	__atomic_store_n(&p->port_down[port], true, __ATOMIC_RELEASE);
+	pl_quiesce(p);
+	ret = rte_eth_dev_stop(port);
+	if (ret != 0) {
+		__atomic_store_n(&p->port_down[port], false, __ATOMIC_RELEASE);
+		return ret;
+	}
+	return 0;
+}
+
+int
+gnio_pipeline_port_start(struct gnio_pipeline *p, uint16_t i)
+{
+	uint16_t port;
+	int ret;
+
+	if (i >= p->conf.nb_ports)
+		return -EINVAL;
+	port = p->conf.ports[i];
+	if (!p->port_down[port])
+		return -EALREADY;
+	ret = rte_eth_dev_start(port);
+	if (ret != 0)
+		return ret;
+	__atomic_store_n(&p->port_down[port], false, __ATOMIC_RELEASE);
+	pl_quiesce(p);
 	return 0;
 }
 

@@ -53,6 +53,12 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 	uint32_t room, want;
 	uint16_t n;
 
+	if (unlikely(__atomic_load_n(&p->port_down[rq->port], __ATOMIC_RELAXED))) {
+		/* Stopped port: publish what is held, receive nothing. */
+		gnio_burstq_publish(bq);
+		return 0;
+	}
+
 	slots = gnio_burstq_slots(bq, rq->port, &room);
 	if (slots == NULL) {
 		if (p->conf.overload == GNIO_OVERLOAD_BACKPRESSURE || p->conf.engine->generates)

@@ -2,8 +2,10 @@
 """Interactive mode on DPDK's cmdline: 100 start/stop cycles in one session, with
 forwarding-mode changes, under traffic (net_null): no memory growth between
 cycle 10 and cycle 100 (RSS), every stop drains, and at quit received =
-transmitted + dropped and the mempool is back to its starting level. Also:
-'set fwd' while forwarding is refused, an unknown mode is named."""
+transmitted + dropped and the mempool is back to its starting level. A port
+stopped and restarted under traffic: what was bound for it is dropped as
+no_route meanwhile, forwarding resumes. Also: 'set fwd' while forwarding is
+refused, an unknown mode is named."""
 import os
 import subprocess
 import time
@@ -40,6 +42,13 @@ for i in range(100):
         rss10 = rss_kb()
 time.sleep(0.5)
 rss100 = rss_kb()
+# A port stopped and restarted while forwarding.
+say("start", 0.5)
+say("port stop 0", 0.5)
+say("port stop 0")
+say("port start 0", 0.5)
+say("port start 7")
+say("stop")
 say("show port stats all")
 say("show fwd stats all")
 say("quit")
@@ -51,5 +60,9 @@ ck.check(out.count("Forward statistics for port 0") >= 100, "100 stops printed t
 ck.check("conserved" in out and "NOT CONSERVED" not in out, "conservation at quit")
 ck.check("back to its starting level" in out, "mempool full at quit")
 ck.check(rss100 - rss10 < 2048, "RSS after 10 cycles %d kB, after 100 %d kB" % (rss10, rss100))
+ck.check("Port 0 stopped" in out and "Port 0 already stopped" in out and "Port 0 started" in out,
+         "port stop/start under traffic")
+ck.check("port 7 is not in use" in out, "unknown port named")
+ck.check("dropped no_route" in out, "traffic for the stopped port counted as no_route")
 print("RSS after 10 cycles: %d kB, after 100: %d kB" % (rss10, rss100))
 ck.finish()
