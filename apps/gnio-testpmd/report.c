@@ -175,6 +175,16 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 			"\"p999\": %.0f, \"max\": %.0f},\n", h.count,
 			cyc_to_ns(gnio_hist_quantile(&h, 0.5)), cyc_to_ns(gnio_hist_quantile(&h, 0.99)),
 			cyc_to_ns(gnio_hist_quantile(&h, 0.999)), cyc_to_ns(h.max));
+	/* The histogram itself (non-empty buckets: lowest ns of the bucket, count), for CDFs. */
+	fprintf(f, "  \"latency_hist_ns\": [");
+	for (unsigned int b = 0, first = 1; b < GNIO_HIST_BUCKETS; b++) {
+		if (h.bucket[b] == 0)
+			continue;
+		fprintf(f, "%s[%.0f, %" PRIu64 "]", first ? "" : ", ",
+				cyc_to_ns(gnio_hist_bucket_low(b)), h.bucket[b]);
+		first = 0;
+	}
+	fprintf(f, "],\n");
 	fprintf(f, "  \"conserved\": %s, \"pools_full\": %s,\n  \"pools\": [",
 			chk->conserved ? "true" : "false", chk->pools_full ? "true" : "false");
 	for (unsigned int i = 0; i < chk->nb_pools; i++)
