@@ -13,6 +13,13 @@
 static struct gnio_pipeline *tel_pipeline;
 static bool tel_registered;
 
+/* The pipeline a command reports on, or NULL when there is none (any more). */
+static struct gnio_pipeline *
+tel_current(void)
+{
+	return __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+}
+
 static void
 tel_counts(struct rte_tel_data *d, const struct gnio_counts *c)
 {
@@ -25,7 +32,7 @@ tel_counts(struct rte_tel_data *d, const struct gnio_counts *c)
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+	struct gnio_pipeline *p = tel_current();
 	struct gnio_counts t;
 
 	RTE_SET_USED(cmd);
@@ -43,7 +50,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+	struct gnio_pipeline *p = tel_current();
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
@@ -70,7 +77,7 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+	struct gnio_pipeline *p = tel_current();
 	const struct gnio_pipeline_conf *c;
 
 	RTE_SET_USED(cmd);
@@ -98,7 +105,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+	struct gnio_pipeline *p = tel_current();
 	static struct gnio_hist h;     /* telemetry runs on one thread */
 	double ns = 1e9 / (double)rte_get_tsc_hz();
 
@@ -119,7 +126,7 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_mempools(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+	struct gnio_pipeline *p = tel_current();
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
@@ -153,7 +160,7 @@ tel_mempools(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_gpus(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct gnio_pipeline *p = __atomic_load_n(&tel_pipeline, __ATOMIC_ACQUIRE);
+	struct gnio_pipeline *p = tel_current();
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
