@@ -25,7 +25,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def eal(prefix, lcores):
     nohuge = os.environ.get("GNIO_NO_HUGE", "0") not in ("", "0")
-    mem = ["--no-huge", "-m", "1024"] if nohuge else ["-m", "1024"]
+    mem = ["--no-huge", "-m", "1024"] if nohuge else ["-m", "1024", "--huge-unlink"]
     return ["-l", lcores, "--file-prefix=" + prefix, "--no-pci", "--log-level=lib.eal:error"] + mem
 
 

@@ -51,7 +51,7 @@ app_usage(void)
 		"  --consumer=NAME       %s (default: from the GPU)\n"
 		"  --item-pkts=N         packets per burst-queue item, >= --burst (default 4 x burst)\n"
 		"  --flush-us=N          publish a partial item after N us (0: when rx_burst comes back short)\n"
-		"  --ring-items=N        burst-queue items per RX queue, power of two (256)\n"
+		"  --ring-items=N        burst-queue items per RX queue, power of two (64)\n"
 		"  --split=N             header/data split: first N bytes in host memory\n"
 		"  --overload=drop|backpressure   full burst queue: drop and count, or stop polling\n"
 		"  --max-packets=N       stop after N packets received\n"

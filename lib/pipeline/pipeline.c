@@ -45,7 +45,7 @@ gnio_pipeline_conf_defaults(struct gnio_pipeline_conf *c)
 	c->gpu_id = 0;
 	c->consumer = "host";
 	c->engine = gnio_engine_find("io");
-	c->ring_items = 256;
+	c->ring_items = 64;
 	c->nb_cores = 1;
 	c->txpkts = 64;
 	c->stall_ms = 1000;

@@ -61,7 +61,7 @@ gnio_test_eal_init(const char *prog, const char *lcores, int nb_extra, const cha
 	} else {
 		argv[argc++] = (char *)"--no-huge";
 		argv[argc++] = (char *)"-m";
-		argv[argc++] = (char *)"512";
+		argv[argc++] = (char *)"1024";
 		argv[argc++] = (char *)"--no-shconf";
 	}
 	for (int i = 0; i < nb_extra && argc < 63; i++)

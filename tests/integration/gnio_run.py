@@ -27,8 +27,20 @@ def eal_mem(prefix=None):
         args = ["-m", "256"]
         args += ["--file-prefix=" + prefix] if prefix else ["--in-memory"]
     else:
-        args = ["--no-huge", "-m", "512"] + (["--file-prefix=" + prefix] if prefix else ["--no-shconf"])
+        args = ["--no-huge", "-m", "1024"] + (["--file-prefix=" + prefix] if prefix else ["--no-shconf"])
     return args + ["--no-pci", "--log-level=lib.eal:error"]
+
+
+def cleanup_prefix(prefix):
+    """A primary process's hugepage files outlive it (for secondaries): remove them."""
+    import glob
+    import shutil
+    for f in glob.glob("/dev/hugepages/%smap_*" % prefix):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+    shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
 
 
 # Four lcores on however many CPUs there are (2 on CI): oversubscribed, but each role has its own.

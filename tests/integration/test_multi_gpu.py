@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import time
 
-from gnio_run import LCORES4, TESTPMD, Checker, eal_mem, load_json, run_testpmd
+from gnio_run import LCORES4, TESTPMD, Checker, cleanup_prefix, eal_mem, load_json, run_testpmd
 
 ck = Checker("multi-gpu")
 tmp = tempfile.mkdtemp(prefix="gnio-mgpu-")
@@ -41,6 +41,7 @@ tel = json.loads(line[-1])["/gnio/gpus"] if line else {}
 ck.check(set(tel) == {"gnio_host0", "gnio_host1"} and all(v["processed"] > 0 for v in tel.values()),
          "/gnio/gpus: %s" % tel)
 p.communicate(timeout=60)
+cleanup_prefix(prefix)
 ck.check(p.returncode == 0, "telemetry run exit %d" % p.returncode)
 
 for bad, needle in ((["--gpu-map=0:nosuchgpu"], "no GPU named"), (["--gpu-map=7:gnio_host1"], "not in use"),

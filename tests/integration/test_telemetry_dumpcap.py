@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import time
 
-from gnio_run import TESTPMD, Checker, eal_mem, have_hugepages, load_json
+from gnio_run import TESTPMD, Checker, cleanup_prefix, eal_mem, have_hugepages, load_json
 
 ck = Checker("telemetry-dumpcap")
 tmp = tempfile.mkdtemp(prefix="gnio-tel-")
@@ -53,6 +53,7 @@ if have_hugepages() and shutil.which("dpdk-dumpcap"):
 else:
     print("dpdk-dumpcap part not run: it is a secondary process and needs hugepages")
 out, _ = proc.communicate(timeout=60)
+cleanup_prefix(prefix)
 ck.check(proc.returncode == 0, "gnio-testpmd exit %d:\n%s" % (proc.returncode, out))
 s = load_json(js)
 ck.check(s["conserved"] and s["pools_full"], "conservation and mempool with pdump attached")
