@@ -107,6 +107,7 @@ bq_free(struct gnio_burstq *q)
 		bq_shared_free(q->gpu_id, q->dev->verdicts);
 		bq_shared_free(q->gpu_id, q->dev->item_port);
 		bq_shared_free(q->gpu_id, q->dev->item_uniform);
+		bq_shared_free(q->gpu_id, q->dev->pkt_len);
 	}
 	bq_shared_free(q->gpu_id, q->dev);
 	bq_shared_free(q->gpu_id, q->status);
@@ -161,7 +162,10 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 			conf->socket);
 	q->dev->item_port = bq_shared_alloc(gpu, n * sizeof(uint16_t), conf->socket);
 	q->dev->item_uniform = bq_shared_alloc(gpu, n * sizeof(uint32_t), conf->socket);
-	if (q->dev->verdicts == NULL || q->dev->item_port == NULL || q->dev->item_uniform == NULL)
+	q->dev->pkt_len = bq_shared_alloc(gpu, (size_t)n * q->max_pkts * sizeof(uint32_t),
+			conf->socket);
+	if (q->dev->verdicts == NULL || q->dev->item_port == NULL || q->dev->item_uniform == NULL ||
+			q->dev->pkt_len == NULL)
 		goto nomem;
 	q->dev->items = (struct gnio_comm_item *)q->list;
 	q->dev->nb_items = n;
@@ -238,6 +242,7 @@ gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t
 	if (q->gpu_wmb) {
 		struct rte_mbuf *const *GNIO_RESTRICT mb = &it->mbufs[q->fill];
 		struct rte_gpu_comm_pkt *GNIO_RESTRICT pl = &it->pkt_list[q->fill];
+		uint32_t *GNIO_RESTRICT plen = &q->dev->pkt_len[(size_t)slot * q->max_pkts + q->fill];
 
 		for (uint32_t i = 0; i < n; i++) {
 			const struct rte_mbuf *m = mb[i];
@@ -245,6 +250,7 @@ gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t
 			/* Chained mbufs: the consumer sees the first segment (headers). */
 			pl[i].addr = (uintptr_t)m->buf_addr + m->data_off;
 			pl[i].size = m->data_len;
+			plen[i] = m->pkt_len;
 		}
 	}
 	q->fill += n;

@@ -60,6 +60,8 @@ struct gnio_bq_dev {
 	struct gnio_comm_item *items;   /**< the rte_gpu_comm_list array */
 	uint16_t *verdicts;             /**< [nb_items * max_pkts]: consumer writes, completion reads */
 	uint16_t *item_port;            /**< [nb_items]: RX port of each item, producer writes */
+	uint32_t *pkt_len;              /**< [nb_items * max_pkts]: whole length of each packet
+	                                     (descriptors' size is the first segment), producer writes */
 	/**
 	 * [nb_items]: GNIO_BQ_UNIFORM | port when every verdict of the item is that
 	 * port, else 0. Consumer writes before DONE, completion reads after DONE.

@@ -13,7 +13,7 @@
 
 GNIO_HD static inline uint16_t
 gnio_eng_5tswap(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
-		uint16_t rx_port)
+		uint32_t pkt_len, uint16_t rx_port)
 {
 	uint16_t et = 0;
 	uint32_t l3 = gnio_pkt_l3(pkt, len, &et);
@@ -23,7 +23,7 @@ gnio_eng_5tswap(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_REST
 	if (l3 == 0)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	if (et == GNIO_ETH_IPV4) {
-		uint32_t ihl = gnio_ipv4_hlen(pkt, len, l3);
+		uint32_t ihl = gnio_ipv4_hlen(pkt, len, pkt_len, l3);
 
 		if (ihl == 0)
 			return gnio_verdict_drop(GNIO_DROP_MALFORMED);

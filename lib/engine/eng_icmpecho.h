@@ -38,7 +38,7 @@ gnio_eng_icmpecho_arp(const struct gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len
 
 GNIO_HD static inline uint16_t
 gnio_eng_icmpecho(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
-		uint16_t rx_port)
+		uint32_t pkt_len, uint16_t rx_port)
 {
 	uint16_t et = 0;
 	uint32_t l3 = gnio_pkt_l3(pkt, len, &et);
@@ -51,7 +51,7 @@ gnio_eng_icmpecho(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RE
 		return gnio_eng_icmpecho_arp(ctx, pkt, len, l3, rx_port);
 	if (et != GNIO_ETH_IPV4)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
-	ihl = gnio_ipv4_hlen(pkt, len, l3);
+	ihl = gnio_ipv4_hlen(pkt, len, pkt_len, l3);
 	if (ihl == 0)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	if (pkt[l3 + 9] != GNIO_IPPROTO_ICMP || gnio_ipv4_is_later_fragment(pkt + l3))

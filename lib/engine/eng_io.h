@@ -7,10 +7,11 @@
 
 GNIO_HD static inline uint16_t
 gnio_eng_io(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
-		uint16_t rx_port)
+		uint32_t pkt_len, uint16_t rx_port)
 {
 	(void)pkt;
 	(void)len;
+	(void)pkt_len;
 	return ctx->fwd_port[rx_port];
 }
 

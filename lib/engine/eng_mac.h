@@ -12,9 +12,11 @@
 
 GNIO_HD static inline uint16_t
 gnio_eng_mac(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
-		uint16_t rx_port)
+		uint32_t pkt_len, uint16_t rx_port)
 {
 	uint16_t tx = ctx->fwd_port[rx_port];
+
+	(void)pkt_len;
 
 	if (len < GNIO_ETH_HLEN)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);

@@ -9,8 +9,9 @@
 
 GNIO_HD static inline uint16_t
 gnio_eng_macswap(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
-		uint16_t rx_port)
+		uint32_t pkt_len, uint16_t rx_port)
 {
+	(void)pkt_len;
 	if (len < GNIO_ETH_HLEN)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	gnio_eth_swap_macs(pkt, len);

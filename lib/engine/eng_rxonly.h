@@ -8,11 +8,12 @@
 
 GNIO_HD static inline uint16_t
 gnio_eng_rxonly(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
-		uint16_t rx_port)
+		uint32_t pkt_len, uint16_t rx_port)
 {
 	(void)ctx;
 	(void)pkt;
 	(void)len;
+	(void)pkt_len;
 	(void)rx_port;
 	return gnio_verdict_drop(GNIO_DROP_RXONLY);
 }

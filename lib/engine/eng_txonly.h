@@ -17,12 +17,13 @@
 
 GNIO_HD static inline uint16_t
 gnio_eng_txonly(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
-		uint16_t rx_port)
+		uint32_t pkt_len, uint16_t rx_port)
 {
 	uint16_t tx = ctx->fwd_port[rx_port];
 	uint8_t *ip = pkt + 14;
 	uint8_t *udp = pkt + 34;
 
+	(void)pkt_len;      /* the source made a one-segment packet of len bytes */
 	if (len < GNIO_TXONLY_MIN_LEN || len > 0xffffu)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	gnio_copy_bytes(pkt, ctx->peer_mac[tx], 6);

@@ -5,7 +5,9 @@
  * its per-packet function. Pure header (host and device).
  *
  * Adding an engine: write eng_<name>.h with a GNIO_HD function
- * gnio_eng_<name>(ctx, pkt, len, rx_port) returning a verdict, include it
+ * gnio_eng_<name>(ctx, pkt, len, pkt_len, rx_port) returning a verdict: @p len
+ * bytes at @p pkt can be read and written (the first segment), @p pkt_len is
+ * the whole packet's length (for header consistency checks); include it
  * below, add one X line, and list the header in meson.build.
  */
 #ifndef GNIO_ENGINE_LIST_H
@@ -40,12 +42,12 @@ enum gnio_engine_id {
 /** Run engine @p id on one packet; an unknown id drops the packet. */
 GNIO_HD static inline uint16_t
 gnio_engine_run(unsigned int id, const struct gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len,
-		uint16_t rx_port)
+		uint32_t pkt_len, uint16_t rx_port)
 {
 	switch (id) {
 #define GNIO_X_CASE(e, n, g, h) \
 	case GNIO_ENGINE_ ## e: \
-		return gnio_eng_ ## n(ctx, pkt, len, rx_port);
+		return gnio_eng_ ## n(ctx, pkt, len, pkt_len, rx_port);
 	GNIO_ENGINES(GNIO_X_CASE)
 #undef GNIO_X_CASE
 	default:

@@ -112,11 +112,12 @@ gnio_pkt_l3(const uint8_t *pkt, uint32_t len, uint16_t *ethertype)
 
 /**
  * Validate an IPv4 header at @p off: version 4, IHL >= 5, header inside the
- * packet, total length >= IHL and not beyond the packet.
+ * first @p len bytes (what can be read), total length >= IHL and not beyond
+ * the packet's @p pkt_len bytes (more than @p len for a chained mbuf).
  * @return IHL in bytes, or 0 when malformed.
  */
 GNIO_HD static inline uint32_t
-gnio_ipv4_hlen(const uint8_t *pkt, uint32_t len, uint32_t off)
+gnio_ipv4_hlen(const uint8_t *pkt, uint32_t len, uint32_t pkt_len, uint32_t off)
 {
 	uint32_t ihl, tot;
 
@@ -126,7 +127,7 @@ gnio_ipv4_hlen(const uint8_t *pkt, uint32_t len, uint32_t off)
 		return 0;
 	ihl = (pkt[off] & 0xfu) * 4u;
 	tot = gnio_ld_be16(pkt + off + 2);
-	if (ihl < 20 || len < off + ihl || tot < ihl || off + tot > len)
+	if (ihl < 20 || len < off + ihl || tot < ihl || off + tot > pkt_len)
 		return 0;
 	return ihl;
 }

@@ -52,7 +52,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned int id;
 	uint16_t port, v, v2;
-	uint32_t len;
+	uint32_t len, pkt_len;
 	uint8_t *pkt, *orig;
 
 	if (size < 2)
@@ -62,13 +62,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	id = data[0] % GNIO_ENGINE_MAX;
 	port = (uint16_t)(data[1] % GNIO_MAX_PORTS);
 	len = (uint32_t)(size - 2);
+	/* The packet may be longer than what can be read (a chained mbuf): up to 8 KiB more. */
+	pkt_len = len + ((data[0] & 0x80) ? (uint32_t)data[1] * 32u : 0u);
 	pkt = malloc(len ? len : 1);
 	orig = malloc(len ? len : 1);
 	if (pkt == NULL || orig == NULL)
 		abort();
 	memcpy(pkt, data + 2, len);
 	memcpy(orig, data + 2, len);
-	v = gnio_engine_run(id, &ctx, pkt, len, port);
+	v = gnio_engine_run(id, &ctx, pkt, len, pkt_len, port);
 	check_verdict(v, port);
 	switch (id) {
 	case GNIO_ENGINE_IO:
@@ -82,7 +84,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case GNIO_ENGINE_MACSWAP:
 	case GNIO_ENGINE_5TSWAP:
 		if (!gnio_verdict_is_drop(v)) {
-			v2 = gnio_engine_run(id, &ctx, pkt, len, port);
+			v2 = gnio_engine_run(id, &ctx, pkt, len, pkt_len, port);
 			if (v2 != v || memcmp(pkt, orig, len) != 0)
 				abort();
 		}

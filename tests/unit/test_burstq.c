@@ -118,6 +118,7 @@ test_chained(int16_t gpu)
 	/* The consumer sees the first segment: the headers. */
 	CHECK(dv->items[0].pkt_list[0].addr == rte_pktmbuf_mtod(h, uintptr_t));
 	CHECK(dv->items[0].pkt_list[0].size == 64);
+	CHECK(dv->pkt_len[0] == 1064);       /* the whole packet, for length checks */
 	CHECK(consume_one(q, &cons));
 	CHECK(gnio_burstq_peek_done(q, &d) && d.mbufs[0] == h && d.mbufs[0]->nb_segs == 2);
 	rte_pktmbuf_free(h);

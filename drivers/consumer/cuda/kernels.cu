@@ -45,6 +45,7 @@ struct kq {
 	uint16_t *verdicts;
 	uint16_t *item_port;
 	uint32_t *item_uniform;
+	uint32_t *pkt_len;
 	uint32_t mask;
 	uint32_t max_pkts;
 };
@@ -58,6 +59,7 @@ load_q(const gnio_bq_dev *d)
 	q.verdicts = d->verdicts;
 	q.item_port = d->item_port;
 	q.item_uniform = d->item_uniform;
+	q.pkt_len = d->pkt_len;
 	q.mask = d->nb_items - 1;
 	q.max_pkts = d->max_pkts;
 	return q;
@@ -94,7 +96,7 @@ warp_item(const gnio_cuda_launch &l, const kq &q, uint32_t slot, unsigned int la
 
 		if (i < nb) {
 			v = gnio_engine_run(E, l.ctx, (uint8_t *)pl[i].addr, (uint32_t)pl[i].size,
-					rx_port);
+					q.pkt_len[(size_t)slot * q.max_pkts + i], rx_port);
 			verd[i] = v;
 		}
 		if (base == 0)

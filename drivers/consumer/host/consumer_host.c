@@ -42,14 +42,14 @@ chost_item_ ## n(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, \
 	if (nb == 0) \
 		return 0; \
 	first = gnio_eng_ ## n(ctx, rte_pktmbuf_mtod(mbufs[0], uint8_t *), mbufs[0]->data_len, \
-			rx_port); \
+			mbufs[0]->pkt_len, rx_port); \
 	verdicts[0] = first; \
 	for (uint32_t i = 1; i < nb; i++) { \
 		uint16_t v; \
 		if (i + 2 < nb) \
 			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 2], void *)); \
 		v = gnio_eng_ ## n(ctx, rte_pktmbuf_mtod(mbufs[i], uint8_t *), \
-				mbufs[i]->data_len, rx_port); \
+				mbufs[i]->data_len, mbufs[i]->pkt_len, rx_port); \
 		verdicts[i] = v; \
 		differ |= (uint16_t)(v ^ first); \
 	} \
