@@ -117,25 +117,6 @@ gnio_shm_counter_load(const uint64_t *c)
 /* ---- GPU side ---------------------------------------------------------- */
 
 /**
- * Load an item status with acquire order at system scope: the descriptors and
- * packet bytes the CPU wrote before publishing READY are visible after it.
- * The load is ld.global.cv ("consider cached system memory lines stale, fetch
- * again"): on the H200, a polling kernel kept seeing its own DONE in a cached
- * line after the CPU had stored FREE and READY over it. The fence then orders
- * every later load of this thread after it (kernels are built with
- * -Xptxas -dlcm=cv, so those loads fetch host memory again too).
- */
-__device__ __forceinline__ uint32_t
-gnio_shm_dev_status_acquire(const uint32_t *status)
-{
-	uint32_t v;
-
-	asm volatile("ld.global.cv.u32 %0, [%1];" : "=r"(v) : "l"(status) : "memory");
-	asm volatile("fence.acq_rel.sys;" : : : "memory");
-	return v;
-}
-
-/**
  * Poll an item status without ordering (fetched again from memory each time).
  * Once it shows the awaited value, call gnio_shm_dev_acquire_fence() before
  * touching what it announces: the fence is paid once per item, not per poll.
@@ -154,6 +135,24 @@ __device__ __forceinline__ void
 gnio_shm_dev_acquire_fence(void)
 {
 	asm volatile("fence.acq_rel.sys;" : : : "memory");
+}
+
+/**
+ * Load an item status with acquire order at system scope: the descriptors and
+ * packet bytes the CPU wrote before publishing READY are visible after it.
+ * The load is ld.global.cv ("consider cached system memory lines stale, fetch
+ * again"): on the H200, a polling kernel kept seeing its own DONE in a cached
+ * line after the CPU had stored FREE and READY over it. The fence then orders
+ * every later load of this thread after it (kernels are built with
+ * -Xptxas -dlcm=cv, so those loads fetch host memory again too).
+ */
+__device__ __forceinline__ uint32_t
+gnio_shm_dev_status_acquire(const uint32_t *status)
+{
+	uint32_t v = gnio_shm_dev_status_poll(status);
+
+	gnio_shm_dev_acquire_fence();
+	return v;
 }
 
 /**
