@@ -11,6 +11,7 @@
 #include <rte_ether.h>
 
 #include "gnio_consumer.h"
+#include "gnio_engine_list.h"
 #include "testpmd.h"
 
 void
@@ -54,6 +55,11 @@ app_usage(void)
 		"  --ring-items=N        burst-queue items per RX queue, power of two (64)\n"
 		"  --split=N             header/data split: first N bytes in host memory\n"
 		"  --overload=drop|backpressure   full burst queue: drop and count, or stop polling\n"
+		"  --completion=auto|rx|lcore     completion on a dedicated lcore (auto: when one is\n"
+		"                        spare) or on each RX lcore for its own queues\n"
+		"  --rx-pps=N            receive at most N packets/s in all, paced (offered load)\n"
+		"  --prefill=LEN         write a valid UDP packet of LEN bytes into every mbuf at start\n"
+		"                        (with net_null copy=0: real packets at no CPU cost)\n"
 		"  --max-packets=N       stop after N packets received\n"
 		"  --duration=S          stop after S seconds\n"
 		"  --stall-ms=N          GPU consumer watchdog (1000)\n"
@@ -104,6 +110,7 @@ enum {
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
 	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_GPU_MAP, OPT_DEMO, OPT_HELP,
+	OPT_COMPLETION, OPT_RX_PPS, OPT_PREFILL,
 };
 
 static const struct option app_long[] = {
@@ -138,6 +145,9 @@ static const struct option app_long[] = {
 	{ "slow-consumer-us", required_argument, NULL, OPT_SLOW },
 	{ "inject-fault", no_argument, NULL, OPT_FAULT },
 	{ "demo", no_argument, NULL, OPT_DEMO },
+	{ "completion", required_argument, NULL, OPT_COMPLETION },
+	{ "rx-pps", required_argument, NULL, OPT_RX_PPS },
+	{ "prefill", required_argument, NULL, OPT_PREFILL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -232,6 +242,20 @@ app_parse(int argc, char **argv, struct app_opts *o)
 				c->overload = GNIO_OVERLOAD_BACKPRESSURE;
 			else
 				app_fail("--overload=%s: expected drop or backpressure", optarg);
+			break;
+		case OPT_COMPLETION:
+			if (strcmp(optarg, "auto") == 0)
+				c->completion = GNIO_COMPLETION_AUTO;
+			else if (strcmp(optarg, "rx") == 0)
+				c->completion = GNIO_COMPLETION_RX;
+			else if (strcmp(optarg, "lcore") == 0)
+				c->completion = GNIO_COMPLETION_LCORE;
+			else
+				app_fail("--completion=%s: expected auto, rx or lcore", optarg);
+			break;
+		case OPT_RX_PPS: c->rx_pps = parse_u64(name, optarg, 1, 1000000000000ull, 10); break;
+		case OPT_PREFILL:
+			c->prefill_len = (uint16_t)parse_u64(name, optarg, GNIO_TXONLY_MIN_LEN, 9600, 10);
 			break;
 		case OPT_MAX: c->max_packets = parse_u64(name, optarg, 1, UINT64_MAX >> 1, 10); break;
 		case OPT_DURATION: o->duration = (uint32_t)parse_u64(name, optarg, 1, 86400 * 365, 10); break;

@@ -8,6 +8,7 @@
 #include <rte_ethdev.h>
 #include <rte_gpudev.h>
 
+#include "gnio_consumer.h"
 #include "testpmd.h"
 
 static double
@@ -105,6 +106,16 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 
 		printf("    GPU %-12s %u port(s), processed %" PRIu64 "\n", name, np, n);
 	}
+	for (uint16_t g = 0; g < gnio_pipeline_nb_gpus(p); g++) {
+		struct gnio_consumer_stats cs;
+
+		if (gnio_pipeline_consumer_stats(p, g, &cs) != 0 || cs.wait_ns + cs.work_ns == 0)
+			continue;
+		printf("  GPU %u persistent kernel: %u warps busy %.1f%% of the time, %.2f us per item "
+				"per warp (%" PRIu64 " items)\n", g, cs.warps,
+				100.0 * (double)cs.work_ns / (double)(cs.wait_ns + cs.work_ns),
+				cs.items ? (double)cs.work_ns / (double)cs.items / 1e3 : 0.0, cs.items);
+	}
 	if (h.count != 0)
 		printf("  latency rx_burst->completion over %" PRIu64 " bursts: p50 %.2f us  p99 %.2f us"
 				"  p99.9 %.2f us  max %.2f us\n", h.count,
@@ -142,6 +153,10 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 	fprintf(f, "  \"burst\": %u, \"item_pkts\": %u, \"ring_items\": %u, \"flush_us\": %u, "
 			"\"nb_cores\": %u,\n", c->burst, c->item_pkts, c->ring_items, c->flush_us,
 			c->nb_cores);
+	fprintf(f, "  \"completion\": \"%s\", \"rx_pps\": %" PRIu64 ", \"prefill_len\": %u,\n",
+			c->completion == GNIO_COMPLETION_RX ? "rx" :
+			c->completion == GNIO_COMPLETION_LCORE ? "lcore" : "auto", c->rx_pps,
+			c->prefill_len);
 	fprintf(f, "  \"seconds\": %.6f,\n  \"total\": ", seconds);
 	json_counts(f, &chk->total);
 	fprintf(f, ",\n  \"processed\": %" PRIu64 ",\n  \"ports\": [", gnio_pipeline_processed(p));
@@ -165,8 +180,14 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 		uint16_t np;
 		const char *name = app_gpu(p, g, &n, &np);
 
-		fprintf(f, "%s{\"name\": \"%s\", \"ports\": %u, \"processed\": %" PRIu64 "}",
-				g ? ", " : "", name, np, n);
+		struct gnio_consumer_stats cs;
+
+		gnio_pipeline_consumer_stats(p, g, &cs);
+		fprintf(f, "%s{\"name\": \"%s\", \"ports\": %u, \"processed\": %" PRIu64
+				", \"launches\": %" PRIu64 ", \"warps\": %u, \"warp_wait_ns\": %" PRIu64
+				", \"warp_work_ns\": %" PRIu64 ", \"warp_items\": %" PRIu64 "}",
+				g ? ", " : "", name, np, n, cs.launches, cs.warps, cs.wait_ns,
+				cs.work_ns, cs.items);
 	}
 	fprintf(f, "],\n  \"cycles_per_packet\": {\"rx\": %.2f, \"completion\": %.2f},\n",
 			chk->total.rx ? (double)rx_cyc / (double)chk->total.rx : 0.0,

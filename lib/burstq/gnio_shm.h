@@ -182,6 +182,15 @@ gnio_shm_dev_counter_store(uint64_t *c, uint64_t v)
 {
 	asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(c), "l"(v) : "memory");
 }
+/** The GPU's global timer in nanoseconds (the kernel's own time accounting). */
+__device__ __forceinline__ uint64_t
+gnio_shm_dev_time_ns(void)
+{
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
 #endif /* __CUDACC__ */
 
 #endif /* GNIO_SHM_H */

@@ -20,6 +20,7 @@
 #include "eng_rxonly.h"
 #include "eng_icmpecho.h"
 #include "eng_txonly.h"
+#include "eng_csum.h"
 
 /** X(ENUM, name, generates, help); "generates": packets come from the pool, not from RX. */
 #define GNIO_ENGINES(X) \
@@ -29,7 +30,8 @@
 	X(5TSWAP, 5tswap, 0, "swap source and destination of L2, L3 and L4") \
 	X(RXONLY, rxonly, 0, "receive and drop") \
 	X(ICMPECHO, icmpecho, 0, "answer ARP and ICMP echo requests") \
-	X(TXONLY, txonly, 1, "generate UDP packets of --txpkts bytes")
+	X(TXONLY, txonly, 1, "generate UDP packets of --txpkts bytes") \
+	X(CSUM, csum, 0, "verify IPv4 and TCP/UDP checksums over every byte, forward the good ones")
 
 /** Engine ids, in table order. */
 enum gnio_engine_id {

@@ -139,15 +139,36 @@ gnio_ipv4_is_later_fragment(const uint8_t *ip)
 	return (gnio_ld_be16(ip + 6) & 0x1fffu) != 0;
 }
 
+/**
+ * Add @p n bytes (n <= 65535; an odd last byte is padded with zero) as
+ * big-endian 16-bit words to a one's-complement sum, not folded.
+ */
+GNIO_HD static inline uint32_t
+gnio_csum_add(const uint8_t *p, uint32_t n, uint32_t sum)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += gnio_ld_be16(p + i);
+	if (i < n)
+		sum += (uint32_t)p[i] << 8;
+	return sum;
+}
+
+/** Fold a one's-complement sum to 16 bits (not complemented). */
+GNIO_HD static inline uint16_t
+gnio_csum_fold32(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
 /** Internet checksum of @p n bytes (n even), folded, not complemented. */
 GNIO_HD static inline uint16_t
 gnio_csum_fold(const uint8_t *p, uint32_t n, uint32_t sum)
 {
-	for (uint32_t i = 0; i + 1 < n; i += 2)
-		sum += gnio_ld_be16(p + i);
-	while (sum >> 16)
-		sum = (sum & 0xffffu) + (sum >> 16);
-	return (uint16_t)sum;
+	return gnio_csum_fold32(gnio_csum_add(p, n & ~1u, sum));
 }
 
 /** RFC 1624 incremental update of a checksum when a 16-bit word changes. */

@@ -18,6 +18,7 @@
 	X(RING_FULL, ring_full, "burst queue had no free item (overload)") \
 	X(MALFORMED, malformed, "packet shorter than its headers or headers inconsistent") \
 	X(NOT_HANDLED, not_handled, "engine does not answer this kind of packet") \
+	X(BAD_CSUM, bad_csum, "IPv4 header or TCP/UDP checksum is wrong (csum engine)") \
 	X(RXONLY, rxonly, "consumed by the rxonly engine") \
 	X(NO_ROUTE, no_route, "verdict names a port that is not forwarding") \
 	X(TX_FULL, tx_full, "transmit queue stayed full") \

@@ -29,6 +29,10 @@ struct gnio_consumer_stats {
 	uint64_t items;       /**< items completed */
 	uint64_t pkts;        /**< packets the engine ran on */
 	uint64_t launches;    /**< kernel launches or graph replays (GPU consumers) */
+	/* Persistent kernel, after it ended: summed over its warps (0 otherwise). */
+	uint64_t wait_ns;     /**< time warps spent waiting for READY */
+	uint64_t work_ns;     /**< time warps spent running engines on items */
+	uint32_t warps;       /**< warps of the kernel */
 };
 
 /** Consumer ops. */
@@ -36,6 +40,7 @@ struct gnio_consumer_ops {
 	const char *name;                                   /**< --consumer value */
 	const char *help;
 	bool gpu;                                           /**< runs on the GPU: needs registered memory */
+	bool copies;                                        /**< copies packets to the GPU itself: any --mem */
 	/** Allocate per-consumer state (GPU memory, streams). 0 or -errno. */
 	int (*create)(struct gnio_consumer *c);
 	/** Begin consuming (launch the kernel, or arm the host loop). 0 or -errno. */

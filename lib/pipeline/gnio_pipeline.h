@@ -30,6 +30,13 @@ enum gnio_overload {
 	GNIO_OVERLOAD_BACKPRESSURE,  /**< stop polling; the NIC counts imissed */
 };
 
+/** Which lcores run the completion path (verdicts, transmit, free). */
+enum gnio_completion {
+	GNIO_COMPLETION_AUTO,        /**< a dedicated lcore when one is spare, else the RX lcores */
+	GNIO_COMPLETION_RX,          /**< each RX lcore completes its own queues (mbufs stay in its cache) */
+	GNIO_COMPLETION_LCORE,       /**< one dedicated lcore for every queue (fails if none is spare) */
+};
+
 /** Pipeline configuration (see gnio_pipeline_conf_defaults). */
 struct gnio_pipeline_conf {
 	uint16_t nb_ports;
@@ -54,6 +61,13 @@ struct gnio_pipeline_conf {
 	enum gnio_overload overload;
 	uint64_t max_packets;                /**< stop receiving after this many; 0 = no limit */
 	uint16_t nb_cores;                   /**< RX lcores */
+	enum gnio_completion completion;     /**< where completion runs */
+	uint64_t rx_pps;                     /**< receive at most this many packets/s in all (paced,
+	                                          spread evenly over the RX queues); 0 = as fast as they come */
+	uint16_t prefill_len;                /**< 0, or write an Ethernet/IPv4/UDP packet of this many
+	                                          bytes with valid checksums into every mbuf at start
+	                                          (models a NIC writing real packets at no CPU cost with
+	                                          net_null copy=0); host and pinned memory only */
 	uint16_t txpkts;                     /**< txonly packet length */
 	uint32_t stall_ms;                   /**< consumer watchdog */
 	uint32_t slow_consumer_us;           /**< fault injection: consumer waits this long per item */
@@ -173,6 +187,12 @@ uint16_t gnio_pipeline_nb_gpus(const struct gnio_pipeline *p);
  */
 int gnio_pipeline_gpu_stats(const struct gnio_pipeline *p, uint16_t g, int16_t *gpu_id,
 		uint64_t *processed, uint16_t *nb_ports);
+
+struct gnio_consumer_stats;
+
+/** Counters of the consumer of GPU index @p g (see gnio_consumer.h). 0 or -EINVAL. */
+int gnio_pipeline_consumer_stats(const struct gnio_pipeline *p, uint16_t g,
+		struct gnio_consumer_stats *st);
 
 /** Latency histogram (TSC cycles) from rx_burst return to completion seen, all lcores. */
 void gnio_pipeline_latency(const struct gnio_pipeline *p, struct gnio_hist *h);

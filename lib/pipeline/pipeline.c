@@ -12,6 +12,7 @@
 #include <rte_launch.h>
 #include <rte_malloc.h>
 
+#include "gnio_engine_list.h"
 #include "pipeline_priv.h"
 
 RTE_LOG_REGISTER(gnio_pipeline_logtype, gnio.pipeline, NOTICE);
@@ -82,6 +83,45 @@ pl_port_name(uint16_t port)
 	return names[port];
 }
 
+/* Write one valid Ethernet/IPv4/UDP packet of prefill_len bytes into an mbuf's data room. */
+struct pl_prefill_arg {
+	const struct gnio_eng_ctx *ctx;
+	uint32_t len;
+};
+
+static void
+pl_prefill_one(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
+{
+	const struct pl_prefill_arg *a = arg;
+	struct rte_mbuf *m = obj;
+	uint8_t *pkt = (uint8_t *)m->buf_addr + RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, m->buf_len);
+	uint32_t len = a->len;
+
+	RTE_SET_USED(mp);
+	gnio_eng_txonly(a->ctx, pkt, len, len, 0);
+	/* A payload that is not all zero, then the UDP checksum over it. */
+	for (uint32_t i = GNIO_TXONLY_MIN_LEN; i < len; i++)
+		pkt[i] = (uint8_t)(i * 7u + idx);
+	gnio_st_be16(pkt + 40, (uint16_t)~gnio_csum_fold32(gnio_csum_add(pkt + 34, len - 34,
+			gnio_csum_add(pkt + 26, 8, GNIO_IPPROTO_UDP + (len - 34)))));
+	if (gnio_ld_be16(pkt + 40) == 0)
+		gnio_st_be16(pkt + 40, 0xffff);
+}
+
+static int
+pl_prefill(struct gnio_pipeline *p, struct pl_gpu *pg)
+{
+	struct rte_mempool *mp = gnio_mem_pool_mp(pg->pool);
+	struct pl_prefill_arg a = { .ctx = pg->ctx, .len = p->conf.prefill_len };
+
+	if (p->conf.mem == GNIO_MEM_GPU)
+		return -ENOTSUP;
+	if (p->conf.prefill_len > rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM)
+		return -EINVAL;
+	rte_mempool_obj_iter(mp, pl_prefill_one, &a);
+	return 0;
+}
+
 /* Put RX queues on RX lcores, preferring each port's NUMA node. */
 static int
 pl_place(struct gnio_pipeline *p, unsigned int *workers, unsigned int nb_workers, char *err,
@@ -145,7 +185,11 @@ pl_place(struct gnio_pipeline *p, unsigned int *workers, unsigned int nb_workers
 					"(give the EAL more lcores for a dedicated one)", p->gpu[g].gpu_id, id);
 	}
 	/* Completion: one dedicated lcore if another is spare, else each RX lcore completes its own. */
-	if (spare >= needs + 1) {
+	if (c->completion == GNIO_COMPLETION_LCORE && spare < needs + 1)
+		PL_FAIL(EINVAL, "--completion=lcore: a dedicated completion lcore needs %u worker "
+				"lcores, the EAL gave %u (-l)",
+				c->nb_cores + needs + 1, nb_workers);
+	if (c->completion != GNIO_COMPLETION_RX && spare >= needs + 1) {
 		struct pl_lcore *lc = &p->lc[p->nb_lc++];
 		struct pl_comp *cs = &p->comp[p->nb_comp++];
 
@@ -394,7 +438,7 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 		rte_errno = ENOENT;
 		return NULL;
 	}
-	if (ops->gpu && c->mem == GNIO_MEM_HOST) {
+	if (ops->gpu && !ops->copies && c->mem == GNIO_MEM_HOST) {
 		snprintf(err, err_len, "--consumer=%s cannot read --mem=host (not registered with "
 				"the GPU); use --mem=pinned", c->consumer);
 		rte_errno = EINVAL;
@@ -457,6 +501,8 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 		}
 		pl_datapath(p, i, gi.name);
 	}
+	p->pace_q16 = c->rx_pps == 0 ? 0 :
+		(uint64_t)((double)rte_get_tsc_hz() * 65536.0 * p->nb_rxq_total / (double)c->rx_pps);
 	/* Burst queues, one per RX queue, on the GPU of its port. */
 	for (uint16_t i = 0; i < p->nb_rxq_total; i++) {
 		struct gnio_burstq_conf bc = {
@@ -521,6 +567,14 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 		ret = pl_ctx_setup(p, pg);
 		if (ret != 0)
 			PL_FAIL(-ret, "engine context: %s", rte_strerror(-ret));
+		if (c->prefill_len != 0) {
+			ret = pl_prefill(p, pg);
+			if (ret != 0)
+				PL_FAIL(-ret, "--prefill=%u: %s", c->prefill_len,
+						ret == -ENOTSUP ? "the CPU cannot write GPU memory "
+						"(use --mem=host or pinned)" :
+						"longer than the mbuf data room");
+		}
 		/* Consumer: the burst queues of this GPU's ports. */
 		cons->qs = rte_zmalloc("gnio_cons", sizeof(void *) * (pg->nb_rxq + 1), 0);
 		if (cons->qs == NULL)

@@ -39,6 +39,8 @@ struct pl_rxq {
 	struct gnio_burstq *bq;
 	unsigned int lcore;        /* RX lcore polling it */
 	uint16_t gpu;              /* index in gnio_pipeline.gpu */
+	uint64_t next_tsc;         /* --rx-pps: TSC when the next burst is due */
+	uint64_t next_frac;        /* and its fraction of a cycle, x 65536 */
 };
 
 /* One GPU: its consumer, its packet memory, its copy of the engine inputs. */
@@ -99,6 +101,7 @@ struct gnio_pipeline {
 	char notes[PL_MAX_NOTES][200];
 	unsigned int nb_notes;
 	uint64_t flush_cycles;
+	uint64_t pace_q16;                  /* --rx-pps: TSC cycles x 65536 per packet per queue; 0 = off */
 	bool running;
 	bool ports_started;
 	/* flags read by the lcores */

@@ -252,6 +252,21 @@ gnio_pipeline_gpu_stats(const struct gnio_pipeline *p, uint16_t g, int16_t *gpu_
 	return 0;
 }
 
+int
+gnio_pipeline_consumer_stats(const struct gnio_pipeline *p, uint16_t g,
+		struct gnio_consumer_stats *st)
+{
+	struct gnio_consumer *c;
+
+	if (g >= p->nb_gpu)
+		return -EINVAL;
+	c = (struct gnio_consumer *)(uintptr_t)&p->gpu[g].consumer;
+	memset(st, 0, sizeof(*st));
+	if (c->ops != NULL && c->ops->stats != NULL && c->priv != NULL)
+		c->ops->stats(c, st);
+	return 0;
+}
+
 /* Wait until every running lcore has passed its quiescent point after the change. */
 static void
 pl_quiesce(struct gnio_pipeline *p)

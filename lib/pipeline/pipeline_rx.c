@@ -44,6 +44,38 @@ rx_generate(struct gnio_pipeline *p, const struct gnio_mem_pool *pool, struct rt
 	return n;
 }
 
+/*
+ * --rx-pps: is a burst due on this queue? Paced receive publishes every burst
+ * (the next one is not due yet), and publishes what is held while waiting.
+ * A queue that fell behind (a stall) restarts from now: no catch-up burst.
+ */
+static inline bool
+rx_due(struct gnio_pipeline *p, struct pl_rxq *rq)
+{
+	uint64_t now = rte_rdtsc();
+
+	if (now < rq->next_tsc) {
+		if (p->flush_cycles == 0)
+			gnio_burstq_publish(rq->bq);
+		return false;
+	}
+	if (now - rq->next_tsc > ((uint64_t)p->conf.burst * p->pace_q16 >> 16)) {
+		rq->next_tsc = now;
+		rq->next_frac = 0;
+	}
+	return true;
+}
+
+/* The next burst is due once the time of these @p n packets has passed. */
+static inline void
+rx_paced(struct gnio_pipeline *p, struct pl_rxq *rq, uint32_t n)
+{
+	uint64_t t = rq->next_frac + n * p->pace_q16;
+
+	rq->next_tsc += t >> 16;
+	rq->next_frac = t & 0xffff;
+}
+
 unsigned int
 pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 {
@@ -58,6 +90,8 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 		gnio_burstq_publish(bq);
 		return 0;
 	}
+	if (p->pace_q16 != 0 && !rx_due(p, rq))
+		return 0;
 
 	slots = gnio_burstq_slots(bq, rq->port, &room);
 	if (slots == NULL) {
@@ -72,6 +106,7 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 			lc->cnt.rx[rq->port] += n;
 			lc->cnt.drops[rq->port][GNIO_DROP_RING_FULL] += n;
 		}
+		rx_paced(p, rq, n);
 		return n;
 	}
 	want = rx_reserve(p, RTE_MIN(room, (uint32_t)p->conf.burst));
@@ -92,9 +127,11 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 	 * more is waiting, so waiting longer only adds latency), or, with
 	 * --flush-us, once its oldest packet has waited that long.
 	 */
-	if (gnio_burstq_pending(bq) != 0 && (p->flush_cycles == 0 ? n < want :
+	if (gnio_burstq_pending(bq) != 0 && (p->flush_cycles == 0 ? n < want || p->pace_q16 != 0 :
 			rte_rdtsc() - gnio_burstq_pending_since(bq) >= p->flush_cycles))
 		gnio_burstq_publish(bq);
+	/* Paced: the next burst is due once these packets' time has passed. */
+	rx_paced(p, rq, n);
 	return n;
 }
 

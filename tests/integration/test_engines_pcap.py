@@ -54,6 +54,21 @@ def corpus():
     udp_cut = bytes(base / IP(src="1.1.1.1", dst="2.2.2.2", proto=17, ihl=5, len=22) / Raw(b"ab"))
     icmp_cut = bytes(base / IP(src="1.1.1.1", dst="2.2.2.2", proto=1, len=24) / Raw(b"\x08\x00\x00\x00"))
     bad += [bytes(ihl3), bytes(tot), udp_cut, icmp_cut]
+    # Checksums (csum engine): wrong ones, none, odd lengths, a segment length that lies.
+    ip = IP(src="10.4.0.1", dst="10.4.0.2")
+    bad += [
+        bytes(base / ip / UDP(sport=1, dport=2, chksum=0x1234) / Raw(b"c" * 21)),   # bad UDP sum
+        bytes(base / ip / TCP(sport=1, dport=2, chksum=0x4321) / Raw(b"t" * 33)),   # bad TCP sum
+        bytes(base / IP(src="10.4.0.3", dst="10.4.0.4", chksum=0x1111) / UDP() / Raw(b"h")),  # bad IP sum
+        bytes(base / IPv6(src="2001:db8::3", dst="2001:db8::4") / UDP(sport=3, dport=4, chksum=0)
+              / Raw(b"6" * 9)),                                                    # IPv6 UDP without sum
+        bytes(base / ip / UDP(sport=5, dport=6, len=100) / Raw(b"l" * 10)),         # UDP length > IP's
+    ]
+    good += [
+        bytes(base / ip / UDP(sport=7, dport=8, chksum=0) / Raw(b"n" * 15)),        # IPv4 UDP, no sum
+        bytes(base / ip / UDP(sport=9, dport=10) / Raw(bytes(range(256)) * 5 + b"\x01")),  # odd, long
+        bytes(base / IPv6(src="2001:db8::5", dst="2001:db8::6") / TCP(sport=5, dport=6) / Raw(b"s" * 999)),
+    ]
     return good, bad
 
 
@@ -165,7 +180,62 @@ def model(engine, pkt, port_mac):
             s = (s & 0xFFFF) + (s >> 16)
         b[l4 + 2:l4 + 4] = struct.pack("!H", ~s & 0xFFFF)
         return bytes(b), None
+    if engine == "csum":
+        return model_csum(b, off, et)
     raise SystemExit("no model for engine " + engine)
+
+
+def ones_sum(data):
+    """16-bit one's-complement sum of big-endian words (odd length padded), folded."""
+    if len(data) % 2:
+        data += b"\x00"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def model_csum(b, off, et):
+    if et == 0x0800:
+        ihl = ipv4_ok(b, off)
+        if not ihl:
+            return None, "malformed"
+        if ones_sum(bytes(b[off:off + ihl])) != 0xFFFF:
+            return None, "bad_csum"
+        if struct.unpack("!H", b[off + 6:off + 8])[0] & 0x3FFF:
+            return bytes(b), None
+        proto, l4 = b[off + 9], off + ihl
+        seg = struct.unpack("!H", b[off + 2:off + 4])[0] - ihl
+        pseudo = bytes(b[off + 12:off + 20]) + struct.pack("!BB", 0, proto)
+    elif et == 0x86DD:
+        if len(b) < off + 40:
+            return None, "malformed"
+        seg = struct.unpack("!H", b[off + 4:off + 6])[0]
+        if off + 40 + seg > len(b):
+            return None, "malformed"
+        proto, l4 = b[off + 6], off + 40
+        pseudo = bytes(b[off + 8:off + 40]) + struct.pack("!BB", 0, proto)
+    else:
+        return bytes(b), None
+    if proto not in (6, 17):
+        return bytes(b), None
+    if proto == 17:
+        if seg < 8 or len(b) < l4 + 8:
+            return None, "malformed"
+        if struct.unpack("!H", b[l4 + 6:l4 + 8])[0] == 0:
+            return (bytes(b), None) if et == 0x0800 else (None, "bad_csum")
+        ulen = struct.unpack("!H", b[l4 + 4:l4 + 6])[0]
+        if ulen < 8 or ulen > seg:
+            return None, "malformed"
+        seg = ulen
+    elif seg < 20 or len(b) < l4 + 20:
+        return None, "malformed"
+    if l4 + seg > len(b):
+        return bytes(b), None
+    total = ones_sum(pseudo + struct.pack("!H", seg)) + ones_sum(bytes(b[l4:l4 + seg]))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return (bytes(b), None) if total == 0xFFFF else (None, "bad_csum")
 
 
 def txonly_expected(n, size, port_mac):

@@ -49,6 +49,12 @@ BAD = [
     (["stray"], "stray"),
     (["--mem=gpu"], "--mem=pinned"),
     (["--consumer=host", "--forward-mode=txonly", "--txpkts=3000"], "--txpkts"),
+    (["--completion=sometimes"], "--completion"),
+    (["--completion=lcore"], "--completion=lcore"),
+    (["--rx-pps=0"], "--rx-pps"),
+    (["--rx-pps=fast"], "--rx-pps"),
+    (["--prefill=20"], "--prefill"),
+    (["--prefill=4000"], "--prefill"),
 ]
 
 

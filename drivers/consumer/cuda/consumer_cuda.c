@@ -4,7 +4,11 @@
  *  - "cuda": one persistent kernel polls the burst queues (l2fwd-nv workload 3);
  *  - "cuda-burst": a worker lcore launches one kernel per READY item (workload 2);
  *  - "cuda-graph": a worker lcore replays a captured graph whose kernel drains
- *    every READY item (workload 4).
+ *    every READY item (workload 4);
+ *  - "cuda-staged": the traditional path GPUDirect is compared with: a worker
+ *    lcore copies each item's packets into a pinned buffer, cudaMemcpyAsync
+ *    moves them to device memory, the kernel runs there, and packets and
+ *    verdicts are copied back and into the mbufs (works on --mem=host too).
  * A kernel fault is seen by poll() through cudaStreamQuery (the app polls every
  * 20 ms) and reported with the CUDA error name; an item left READY longer than
  * --stall-ms is reported as a stall.
@@ -18,6 +22,7 @@
 #include <rte_cycles.h>
 #include <rte_gpudev.h>
 #include <rte_malloc.h>
+#include <rte_memcpy.h>
 
 #include "gnio_consumer.h"
 #include "gnio_cuda_rt.h"
@@ -34,11 +39,22 @@ RTE_LOG_REGISTER(ccuda_logtype, gnio.consumer.cuda, NOTICE);
 #define CC_BURST_AHEAD 16     /* per-burst mode: launches outstanding per queue at most */
 #define CC_BURST_PER_PASS 8   /* per-burst mode: launches per queue per pass */
 #define CC_STOP_MS 5000
+#define CC_STAGES 8           /* staged mode: items being copied or processed at once */
+#define CC_STAGE_SLOT 2112    /* staged mode: bytes per packet the buffers start with */
+#define CC_STAGE_ALIGN 64     /* staged mode: packets start on 64-byte boundaries */
 
 enum ccuda_mode {
 	CC_PERSISTENT,
 	CC_BURST,
 	CC_GRAPH,
+	CC_STAGED,
+};
+
+/* Staged mode: what one stage holds. */
+struct cc_stage {
+	uint32_t q;
+	uint32_t seq;
+	uint32_t nb;
 };
 
 struct ccuda {
@@ -53,9 +69,16 @@ struct ccuda {
 	uint32_t *start;
 	uint32_t *cursor;
 	uint32_t *dbg;            /* GNIO_CUDA_DEBUG: what each warp waits for */
+	uint64_t *prof;           /* persistent kernel, per warp at exit: ns waiting, working, items */
 	uint32_t *hcons;          /* per-burst mode: next item to launch for (worker lcore) */
 	uint32_t drained;         /* set by the worker lcore (burst, graph) */
 	uint32_t failed;          /* a launch failed on the worker lcore */
+	/* Staged mode (worker lcore): a FIFO of stages in use. */
+	struct cc_stage stage[CC_STAGES];
+	uint32_t stage_head;
+	uint32_t stage_used;
+	size_t stage_cap;
+	uint32_t max_pkts;
 	/* Watchdog (control lcore). */
 	uint32_t *wd_seq;
 	uint64_t *wd_since;
@@ -94,7 +117,8 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 	if (ret != 0)
 		return ret;
 	x->shared_len = RTE_ALIGN_CEIL(n * sizeof(void *), 64) + 3 * RTE_ALIGN_CEIL(n * 4, 64) +
-		(size_t)n * CC_WARPS_PER_Q * 2 * sizeof(uint32_t);
+		(size_t)n * CC_WARPS_PER_Q * 2 * sizeof(uint32_t) +
+		(size_t)n * CC_WARPS_PER_Q * 3 * sizeof(uint64_t);
 	x->shared = rte_zmalloc("gnio_ccuda", x->shared_len, 4096);
 	x->hcons = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
 	x->wd_seq = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
@@ -112,6 +136,7 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 	x->start = x->final + RTE_ALIGN_CEIL(n * 4, 64) / 4;
 	x->cursor = x->start + RTE_ALIGN_CEIL(n * 4, 64) / 4;
 	x->dbg = x->cursor + RTE_ALIGN_CEIL(n * 4, 64) / 4;
+	x->prof = (uint64_t *)(x->dbg + (size_t)n * CC_WARPS_PER_Q * 2);
 	for (uint32_t i = 0; i < n; i++)
 		x->qs[i] = gnio_burstq_dev(c->qs[i]);
 	x->l = (struct gnio_cuda_launch){
@@ -124,6 +149,7 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 		.cursor = x->cursor,
 		.warps_per_q = CC_WARPS_PER_Q,
 		.dbg = getenv("GNIO_CUDA_DEBUG") != NULL ? x->dbg : NULL,
+		.prof = x->prof,
 	};
 	return 0;
 }
@@ -153,6 +179,22 @@ cc_dump(struct gnio_consumer *c, struct ccuda *x)
 						gnio_shm_flag_load(&x->dbg[2 * g + 1]));
 			}
 	}
+}
+
+static int
+cc_create_staged(struct gnio_consumer *c)
+{
+	struct ccuda *x;
+	int ret = cc_create(c, CC_STAGED);
+
+	if (ret != 0)
+		return ret;
+	x = c->priv;
+	for (uint32_t i = 0; i < c->nb_qs; i++)
+		x->max_pkts = RTE_MAX(x->max_pkts, gnio_burstq_dev(c->qs[i])->max_pkts);
+	x->stage_cap = (size_t)x->max_pkts * CC_STAGE_SLOT;
+	return gnio_cuda_rt_stage_create(x->rt, CC_STAGES, x->max_pkts, x->stage_cap, c->error,
+			sizeof(c->error));
 }
 
 static int cc_create_persistent(struct gnio_consumer *c) { return cc_create(c, CC_PERSISTENT); }
@@ -186,6 +228,7 @@ cc_start(struct gnio_consumer *c)
 	x->l.backoff_ns = getenv("GNIO_CUDA_BACKOFF_NS") != NULL ?
 		(uint32_t)atoi(getenv("GNIO_CUDA_BACKOFF_NS")) : 256;
 	x->l.warps_per_q = wpq;
+	memset(x->prof, 0, (size_t)c->nb_qs * CC_WARPS_PER_Q * 3 * sizeof(uint64_t));
 	x->l.slow_ns = c->slow_us > 4000000 ? 4000000000u : c->slow_us * 1000u;
 	x->l.inject_fault = c->inject_fault;
 	gnio_shm_flag_store(&x->drained, 0);
@@ -198,10 +241,137 @@ cc_start(struct gnio_consumer *c)
 		return gnio_cuda_rt_persistent(x->rt, &x->l, c->error, sizeof(c->error));
 	case CC_GRAPH:
 		return gnio_cuda_rt_graph_prepare(x->rt, &x->l, c->error, sizeof(c->error));
+	case CC_STAGED:
+		x->stage_head = 0;
+		x->stage_used = 0;
+		return gnio_cuda_rt_stage_ctx(x->rt, c->ctx, c->error, sizeof(c->error));
 	case CC_BURST:
 		break;
 	}
 	return 0;
+}
+
+static bool cc_all_done(struct gnio_consumer *c, struct ccuda *x);
+
+/* Staged mode: gather the packets of item @p seq of queue @p q into a free stage and launch it. */
+static int
+cc_stage_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t q, uint32_t seq, char *err,
+		size_t len)
+{
+	struct gnio_bq_dev *d = x->qs[q];
+	uint32_t slot = seq & (d->nb_items - 1);
+	const struct gnio_comm_item *it = &d->items[slot];
+	const uint32_t *plen = d->pkt_len + (size_t)slot * d->max_pkts;
+	uint32_t s = (x->stage_head + x->stage_used) % CC_STAGES, nb = it->num_pkts;
+	size_t off = 0, need = 0, cap;
+	uint32_t *desc;
+	uint16_t *verd;
+	uint8_t *buf;
+	int ret;
+
+	for (uint32_t i = 0; i < nb; i++)
+		need += RTE_ALIGN_CEIL(it->pkt_list[i].size, CC_STAGE_ALIGN);
+	if (need > x->stage_cap) {
+		/* Larger packets than the buffers were made for: remake them once nothing is in them. */
+		if (x->stage_used != 0)
+			return 1;
+		x->stage_cap = RTE_MAX(need, 2 * x->stage_cap);
+		ret = gnio_cuda_rt_stage_create(x->rt, CC_STAGES, x->max_pkts, x->stage_cap, err, len);
+		if (ret == 0)
+			ret = gnio_cuda_rt_stage_ctx(x->rt, c->ctx, err, len);
+		if (ret != 0)
+			return ret;
+		x->stage_head = 0;
+		s = 0;
+	}
+	gnio_cuda_rt_stage_host(x->rt, s, &buf, &cap, &desc, &verd);
+	for (uint32_t i = 0; i < nb; i++) {
+		uint32_t n = (uint32_t)it->pkt_list[i].size;
+
+		rte_memcpy(buf + off, (const void *)it->pkt_list[i].addr, n);
+		desc[3 * i] = (uint32_t)off;
+		desc[3 * i + 1] = n;
+		desc[3 * i + 2] = plen[i];
+		off += RTE_ALIGN_CEIL(n, CC_STAGE_ALIGN);
+	}
+	ret = gnio_cuda_rt_stage_launch(x->rt, &x->l, s, nb, off, d->item_port[slot], err, len);
+	if (ret != 0)
+		return ret;
+	x->stage[s] = (struct cc_stage){ .q = q, .seq = seq, .nb = nb };
+	x->stage_used++;
+	return 0;
+}
+
+/* Staged mode: the oldest stage finished; copy packets and verdicts back, mark the item DONE. */
+static void
+cc_stage_finish(struct ccuda *x)
+{
+	struct cc_stage *st = &x->stage[x->stage_head];
+	struct gnio_bq_dev *d = x->qs[st->q];
+	uint32_t slot = st->seq & (d->nb_items - 1);
+	const struct gnio_comm_item *it = &d->items[slot];
+	uint16_t *out = d->verdicts + (size_t)slot * d->max_pkts;
+	uint32_t *desc;
+	uint16_t *verd;
+	uint8_t *buf;
+	size_t cap;
+
+	gnio_cuda_rt_stage_host(x->rt, x->stage_head, &buf, &cap, &desc, &verd);
+	for (uint32_t i = 0; i < st->nb; i++) {
+		rte_memcpy((void *)it->pkt_list[i].addr, buf + desc[3 * i], desc[3 * i + 1]);
+		out[i] = verd[i];
+	}
+	d->item_uniform[slot] = 0;
+	gnio_shm_status_release(it->status_h, GNIO_BQ_DONE);
+	x->stage_head = (x->stage_head + 1) % CC_STAGES;
+	x->stage_used--;
+}
+
+/* Worker lcore of the staged mode: finish what is done, in order, then fill free stages. */
+static unsigned int
+cc_staged_step(struct gnio_consumer *c, struct ccuda *x, uint32_t quit)
+{
+	unsigned int n = 0;
+	char err[sizeof(c->error)];
+	bool more = true;
+	int r;
+
+	while (x->stage_used != 0) {
+		r = gnio_cuda_rt_stage_query(x->rt, x->stage_head, err, sizeof(err));
+		if (r == 1)
+			break;
+		if (r < 0) {
+			CC_LOG(ERR, "staged copy or kernel: %s", err);
+			gnio_shm_flag_store(&x->failed, 1);
+			return n;
+		}
+		cc_stage_finish(x);
+		n++;
+	}
+	while (more && x->stage_used < CC_STAGES) {
+		more = false;
+		for (uint32_t i = 0; i < c->nb_qs && x->stage_used < CC_STAGES; i++) {
+			struct gnio_bq_dev *d = x->qs[i];
+
+			if (gnio_shm_status_acquire(d->items[x->hcons[i] & (d->nb_items - 1)].status_h) !=
+					GNIO_BQ_READY)
+				continue;
+			r = cc_stage_launch(c, x, i, x->hcons[i], err, sizeof(err));
+			if (r == 1)
+				return n;
+			if (r < 0) {
+				CC_LOG(ERR, "%s", err);
+				gnio_shm_flag_store(&x->failed, 1);
+				return n;
+			}
+			x->hcons[i]++;
+			more = true;
+			n++;
+		}
+	}
+	if (quit != 0 && n == 0 && x->stage_used == 0 && cc_all_done(c, x))
+		gnio_shm_flag_store(&x->drained, 1);
+	return n;
 }
 
 static bool
@@ -228,6 +398,8 @@ cc_step(struct gnio_consumer *c)
 
 	if (gnio_shm_flag_load(&x->failed) != 0)
 		return 0;
+	if (x->mode == CC_STAGED)
+		return cc_staged_step(c, x, quit);
 	if (x->mode == CC_BURST) {
 		for (uint32_t i = 0; i < c->nb_qs; i++) {
 			struct gnio_bq_dev *d = x->qs[i];
@@ -379,6 +551,13 @@ cc_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	st->launches = gnio_cuda_rt_launches(x->rt);
+	/* Written by the warps when the persistent kernel ended (zero before). */
+	for (uint32_t w = 0; x->mode == CC_PERSISTENT && w < c->nb_qs * x->l.warps_per_q; w++) {
+		st->wait_ns += __atomic_load_n(&x->prof[3 * w], __ATOMIC_ACQUIRE);
+		st->work_ns += __atomic_load_n(&x->prof[3 * w + 1], __ATOMIC_ACQUIRE);
+		st->items += __atomic_load_n(&x->prof[3 * w + 2], __ATOMIC_ACQUIRE);
+	}
+	st->warps = x->mode == CC_PERSISTENT ? c->nb_qs * x->l.warps_per_q : 0;
 }
 
 static void
@@ -438,6 +617,21 @@ static const struct gnio_consumer_ops cc_graph_ops = {
 	.destroy = cc_destroy,
 };
 
+static const struct gnio_consumer_ops cc_staged_ops = {
+	.name = "cuda-staged",
+	.help = "copy each item to GPU memory (cudaMemcpyAsync), run, copy back: the baseline",
+	.gpu = true,
+	.copies = true,
+	.create = cc_create_staged,
+	.start = cc_start,
+	.step = cc_step,
+	.stop = cc_stop,
+	.poll = cc_poll,
+	.stats = cc_stats,
+	.destroy = cc_destroy,
+};
+
 GNIO_CONSUMER_REGISTER(cc_persistent_ops)
+GNIO_CONSUMER_REGISTER(cc_staged_ops)
 GNIO_CONSUMER_REGISTER(cc_burst_ops)
 GNIO_CONSUMER_REGISTER(cc_graph_ops)

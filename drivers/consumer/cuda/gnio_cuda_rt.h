@@ -33,6 +33,8 @@ struct gnio_cuda_launch {
 	int inject_fault;                  /**< fault injection: write to an invalid address */
 	uint32_t *dbg;                     /**< NULL, or [2 per warp]: item waited for, status last read */
 	uint32_t backoff_ns;               /**< persistent mode: longest sleep between polls */
+	uint64_t *prof;                    /**< persistent mode: [3 per warp] ns waiting, ns working,
+	                                        items; written by each warp at exit (registered) */
 };
 
 struct gnio_cuda_rt;
@@ -66,6 +68,33 @@ int gnio_cuda_rt_graph_launch(struct gnio_cuda_rt *rt, char *err, size_t len);
  * failed (err names the CUDA error).
  */
 int gnio_cuda_rt_query(struct gnio_cuda_rt *rt, char *err, size_t len);
+
+/**
+ * Staged mode (the traditional copy path): @p nb_stages sets of a pinned host
+ * buffer and a device buffer of @p cap bytes, descriptors and verdicts for
+ * @p max_pkts packets, each with its own stream. 0 or -errno (err filled).
+ */
+int gnio_cuda_rt_stage_create(struct gnio_cuda_rt *rt, uint32_t nb_stages, uint32_t max_pkts,
+		size_t cap, char *err, size_t len);
+
+/** Staged mode: copy the engine inputs to device memory (at start). 0 or -EIO. */
+int gnio_cuda_rt_stage_ctx(struct gnio_cuda_rt *rt, const struct gnio_eng_ctx *ctx, char *err,
+		size_t len);
+
+/** Host side of stage @p s: packet buffer and its size, descriptors [3 per packet], verdicts. */
+void gnio_cuda_rt_stage_host(struct gnio_cuda_rt *rt, uint32_t s, uint8_t **buf, size_t *cap,
+		uint32_t **desc, uint16_t **verd);
+
+/**
+ * Stage @p s: copy @p bytes of packets and @p nb descriptors to the device,
+ * run the engine, copy packets and verdicts back, record the stage's event.
+ * Returns at once. 0 or -EIO.
+ */
+int gnio_cuda_rt_stage_launch(struct gnio_cuda_rt *rt, const struct gnio_cuda_launch *l,
+		uint32_t s, uint32_t nb, size_t bytes, uint16_t rx_port, char *err, size_t len);
+
+/** Stage @p s: 0 finished, 1 still running, -EIO when it failed (err names the error). */
+int gnio_cuda_rt_stage_query(struct gnio_cuda_rt *rt, uint32_t s, char *err, size_t len);
 
 /** Kernel launches and graph replays so far. */
 uint64_t gnio_cuda_rt_launches(const struct gnio_cuda_rt *rt);

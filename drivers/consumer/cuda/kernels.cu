@@ -22,6 +22,19 @@
 #include "gnio_cuda_rt.h"
 #include "gnio_engine_list.h"
 
+/* Staged mode: one set of copy buffers, a stream and an event per stage. */
+struct rt_stage {
+	cudaStream_t stream;
+	cudaEvent_t done;
+	uint8_t *h_buf;          /* pinned: packets gathered, then the kernel's output */
+	uint8_t *d_buf;
+	size_t cap;              /* bytes of h_buf and d_buf */
+	uint32_t *h_desc;        /* pinned [3 * max_pkts]: offset, length, packet length */
+	uint32_t *d_desc;
+	uint16_t *h_verd;        /* pinned [max_pkts] */
+	uint16_t *d_verd;
+};
+
 struct gnio_cuda_rt {
 	int ordinal;
 	int sms;
@@ -29,6 +42,10 @@ struct gnio_cuda_rt {
 	cudaGraph_t graph;
 	cudaGraphExec_t graph_exec;
 	unsigned long long launches;
+	struct rt_stage *stages;
+	uint32_t nb_stages;
+	uint32_t stage_pkts;
+	gnio_eng_ctx *d_ctx;     /* staged mode: the engine inputs in device memory */
 };
 
 #define RT_CHECK(call, what) do { \
@@ -77,10 +94,96 @@ slow_down(uint32_t ns, const uint32_t *quit)
 	}
 }
 
+/* Sum of the bytes of one 32-bit word that lie in [start, end) (offsets in the packet). */
+__device__ __forceinline__ uint32_t
+word_in_range(uint32_t w, uint32_t at, uint32_t start, uint32_t end)
+{
+	uint32_t lo = start > at ? min(start - at, 4u) : 0u;
+	uint32_t hi = end > at ? min(end - at, 4u) : 0u;
+	uint32_t keep = (hi >= 4 ? 0xffffffffu : (1u << (8 * hi)) - 1u) &
+		~(lo >= 4 ? 0xffffffffu : (1u << (8 * lo)) - 1u);
+
+	return w & keep;
+}
+
+/*
+ * One's-complement sum of bytes [off, off + n) of a packet of @p len readable
+ * bytes, by the whole warp (every lane gets the folded big-endian result).
+ * 16-byte aligned packets: each lane loads whole 16-byte chunks inside the
+ * packet (one coalesced 512-byte sweep per step), keeps the bytes in range and
+ * adds them as little-endian 32-bit words (a byte-swapped one's-complement sum,
+ * undone at the end); the few bytes after the last whole chunk are added by
+ * every lane with byte loads. Other alignments: a sequential sum.
+ */
+__device__ __forceinline__ uint16_t
+warp_csum(const uint8_t *pkt, uint32_t off, uint32_t n, uint32_t len, uint32_t init,
+		unsigned int lane)
+{
+	uint32_t end = off + n, whole = len & ~15u, tail_at;
+	unsigned long long acc = 0;
+	uint32_t s;
+
+	if (((uintptr_t)pkt & 15u) != 0)
+		return gnio_csum_fold32(gnio_csum_add(pkt + off, n, init));
+	for (uint32_t c = (off & ~15u) + lane * 16u; c < end && c < whole; c += 512u) {
+		uint4 v = *(const uint4 *)(pkt + c);
+
+		acc += word_in_range(v.x, c, off, end);
+		acc += word_in_range(v.y, c + 4, off, end);
+		acc += word_in_range(v.z, c + 8, off, end);
+		acc += word_in_range(v.w, c + 12, off, end);
+	}
+	for (int d = 16; d > 0; d >>= 1)
+		acc += __shfl_xor_sync(0xffffffffu, acc, d);
+	acc = (acc & 0xffffffffull) + (acc >> 32);
+	acc = (acc & 0xffffffffull) + (acc >> 32);
+	s = gnio_bswap16(gnio_csum_fold32((uint32_t)(acc & 0xffffu) + (uint32_t)(acc >> 16)));
+	tail_at = max(off, whole);
+	if (tail_at < end)
+		s += gnio_csum_fold32(gnio_csum_add(pkt + tail_at, end - tail_at, 0));
+	return gnio_csum_fold32(s + gnio_csum_fold32(init));
+}
+
+/*
+ * Engine E on the packets of one item, 32 at a time, one per lane. The csum
+ * engine plans per lane, then sums each planned packet with the whole warp.
+ */
+template <unsigned int E>
+__device__ __forceinline__ uint16_t
+lane_packet(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len,
+		uint32_t pkt_len, uint16_t rx_port, bool valid, unsigned int lane)
+{
+	if (E != GNIO_ENGINE_CSUM)
+		return valid ? gnio_engine_run(E, ctx, pkt, len, pkt_len, rx_port) : 0;
+
+	gnio_csum_plan plan;
+	uint16_t v = 0;
+	unsigned int need;
+
+	plan.n = 0;
+	if (valid)
+		v = gnio_eng_csum_plan(ctx, pkt, len, pkt_len, rx_port, &plan);
+	need = __ballot_sync(0xffffffffu, plan.n != 0);
+	while (need != 0) {
+		int j = __ffs(need) - 1;
+		const uint8_t *p = (const uint8_t *)__shfl_sync(0xffffffffu, (uintptr_t)pkt, j);
+		uint16_t sum = warp_csum(p, __shfl_sync(0xffffffffu, plan.off, j),
+				__shfl_sync(0xffffffffu, plan.n, j), __shfl_sync(0xffffffffu, len, j),
+				__shfl_sync(0xffffffffu, plan.sum, j), lane);
+
+		if ((int)lane == j)
+			v = gnio_eng_csum_finish(&plan, sum);
+		need &= need - 1;
+	}
+	(void)l;
+	return v;
+}
+
 /* One warp runs engine E on the READY item at @p slot and marks it DONE. */
 template <unsigned int E>
 __device__ __forceinline__ void
-warp_item(const gnio_cuda_launch &l, const kq &q, uint32_t slot, unsigned int lane)
+warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint32_t slot,
+		unsigned int lane)
 {
 	gnio_comm_item *it = &q.items[slot];
 	uint32_t nb = it->num_pkts;
@@ -92,13 +195,14 @@ warp_item(const gnio_cuda_launch &l, const kq &q, uint32_t slot, unsigned int la
 
 	for (uint32_t base = 0; base < nb; base += 32) {
 		uint32_t i = base + lane;
-		uint16_t v = 0;
+		bool valid = i < nb;
+		uint8_t *pkt = valid ? (uint8_t *)pl[i].addr : NULL;
+		uint32_t len = valid ? (uint32_t)pl[i].size : 0;
+		uint32_t plen = valid ? q.pkt_len[(size_t)slot * q.max_pkts + i] : 0;
+		uint16_t v = lane_packet<E>(l, ctx, pkt, len, plen, rx_port, valid, lane);
 
-		if (i < nb) {
-			v = gnio_engine_run(E, l.ctx, (uint8_t *)pl[i].addr, (uint32_t)pl[i].size,
-					q.pkt_len[(size_t)slot * q.max_pkts + i], rx_port);
+		if (valid)
 			verd[i] = v;
-		}
 		if (base == 0)
 			first = __shfl_sync(0xffffffffu, v, 0);
 		if (i < nb && v != first)
@@ -124,23 +228,39 @@ warp_item(const gnio_cuda_launch &l, const kq &q, uint32_t slot, unsigned int la
  * It polls its item's status (every lane: one coalesced read) with a short
  * back-off, and leaves when quit is set and its item was never published.
  */
+/*
+ * Persistent kernel: warp w of queue q takes items start+w, start+w+W, ...
+ * It polls its item's status (every lane: one coalesced read) with a short
+ * back-off, and leaves when quit is set and its item was never published.
+ * The engine inputs are copied to shared memory once (they do not change
+ * while the kernel runs), so engines do not read them over PCIe per packet.
+ * At exit, lane 0 writes its warp's time waiting and working, and items done.
+ */
 template <unsigned int E>
 __global__ void
 k_persistent(gnio_cuda_launch l)
 {
+	__shared__ gnio_eng_ctx sctx;
 	unsigned int gw = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
 	unsigned int lane = threadIdx.x & 31;
+	uint64_t t_wait = 0, t_work = 0, items = 0, t0;
 	uint32_t qi, seq;
 	kq q;
 
+	for (unsigned int b = threadIdx.x; b < sizeof(sctx); b += blockDim.x)
+		((uint8_t *)&sctx)[b] = ((const uint8_t *)l.ctx)[b];
+	__syncthreads();
 	if (gw >= l.nb_qs * l.warps_per_q)
 		return;
 	qi = gw / l.warps_per_q;
 	q = load_q(l.qs[qi]);
+	t0 = gnio_shm_dev_time_ns();
 	for (seq = l.start[qi] + gw % l.warps_per_q;; seq += l.warps_per_q) {
 		uint32_t slot = seq & q.mask;
 		const uint32_t *status = q.items[slot].status_d;
 		unsigned int backoff = 0;
+		uint64_t t1;
+		bool quit = false;
 
 		for (;;) {
 			uint32_t st = gnio_shm_dev_status_poll(status);
@@ -155,12 +275,26 @@ k_persistent(gnio_cuda_launch l)
 			}
 			/* Every spin loop watches the quit flag. */
 			if (gnio_shm_dev_flag_load(l.quit) != 0 &&
-					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0)
-				return;
+					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0) {
+				quit = true;
+				break;
+			}
 			__nanosleep(backoff);
 			backoff = backoff < l.backoff_ns ? backoff + 32 : l.backoff_ns;
 		}
-		warp_item<E>(l, q, slot, lane);
+		t1 = gnio_shm_dev_time_ns();
+		t_wait += t1 - t0;
+		if (quit)
+			break;
+		warp_item<E>(l, &sctx, q, slot, lane);
+		t0 = gnio_shm_dev_time_ns();
+		t_work += t0 - t1;
+		items++;
+	}
+	if (lane == 0 && l.prof != NULL) {
+		l.prof[3 * gw] = t_wait;
+		l.prof[3 * gw + 1] = t_work;
+		l.prof[3 * gw + 2] = items;
 	}
 }
 
@@ -171,7 +305,7 @@ k_item(gnio_cuda_launch l, uint32_t qi, uint32_t seq)
 {
 	kq q = load_q(l.qs[qi]);
 
-	warp_item<E>(l, q, seq & q.mask, threadIdx.x & 31);
+	warp_item<E>(l, l.ctx, q, seq & q.mask, threadIdx.x & 31);
 }
 
 /* Graph mode: block q drains every READY item of queue q from its cursor, then exits. */
@@ -189,11 +323,31 @@ k_sweep(gnio_cuda_launch l)
 	q = load_q(l.qs[qi]);
 	seq = l.cursor[qi];
 	while (gnio_shm_dev_status_acquire(q.items[seq & q.mask].status_d) == GNIO_BQ_READY) {
-		warp_item<E>(l, q, seq & q.mask, lane);
+		warp_item<E>(l, l.ctx, q, seq & q.mask, lane);
 		seq++;
 	}
 	if (lane == 0)
 		gnio_shm_dev_status_release(&l.cursor[qi], seq);
+}
+
+/*
+ * Staged mode: the packets of one item were copied into device memory at
+ * @p buf (packet i at desc[3i], desc[3i+1] bytes, packet length desc[3i+2]);
+ * one lane per packet, warps of 32 (the csum engine sums with the warp).
+ */
+template <unsigned int E>
+__global__ void
+k_staged(gnio_cuda_launch l, const gnio_eng_ctx *ctx, uint8_t *buf, const uint32_t *desc,
+		uint16_t *verd, uint32_t nb, uint16_t rx_port)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	bool valid = i < nb;
+	uint16_t v = lane_packet<E>(l, ctx, valid ? buf + desc[3 * i] : NULL,
+			valid ? desc[3 * i + 1] : 0, valid ? desc[3 * i + 2] : 0, rx_port, valid,
+			threadIdx.x & 31);
+
+	if (valid)
+		verd[i] = v;
 }
 
 /* Launch helpers: one instantiation per engine, picked by a switch built from the engine list. */
@@ -224,12 +378,134 @@ gnio_cuda_rt_create(int ordinal, gnio_cuda_rt **out, char *err, size_t len)
 	return 0;
 }
 
+static void
+rt_stage_free(gnio_cuda_rt *rt)
+{
+	for (uint32_t i = 0; rt->stages != NULL && i < rt->nb_stages; i++) {
+		rt_stage *st = &rt->stages[i];
+
+		if (st->stream != NULL)
+			cudaStreamSynchronize(st->stream);
+		cudaFreeHost(st->h_buf);
+		cudaFree(st->d_buf);
+		cudaFreeHost(st->h_desc);
+		cudaFree(st->d_desc);
+		cudaFreeHost(st->h_verd);
+		cudaFree(st->d_verd);
+		if (st->done != NULL)
+			cudaEventDestroy(st->done);
+		if (st->stream != NULL)
+			cudaStreamDestroy(st->stream);
+	}
+	free(rt->stages);
+	rt->stages = NULL;
+	cudaFree(rt->d_ctx);
+	rt->d_ctx = NULL;
+}
+
+extern "C" int
+gnio_cuda_rt_stage_create(gnio_cuda_rt *rt, uint32_t nb_stages, uint32_t max_pkts, size_t cap,
+		char *err, size_t len)
+{
+	RT_CHECK(cudaSetDevice(rt->ordinal), "cudaSetDevice");
+	rt_stage_free(rt);
+	rt->stages = (rt_stage *)calloc(nb_stages, sizeof(rt_stage));
+	if (rt->stages == NULL) {
+		snprintf(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	rt->nb_stages = nb_stages;
+	rt->stage_pkts = max_pkts;
+	RT_CHECK(cudaMalloc(&rt->d_ctx, sizeof(gnio_eng_ctx)), "cudaMalloc (engine inputs)");
+	for (uint32_t i = 0; i < nb_stages; i++) {
+		rt_stage *st = &rt->stages[i];
+
+		st->cap = cap;
+		RT_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking), "stage stream");
+		RT_CHECK(cudaEventCreateWithFlags(&st->done, cudaEventDisableTiming), "stage event");
+		RT_CHECK(cudaMallocHost(&st->h_buf, cap), "cudaMallocHost (stage)");
+		RT_CHECK(cudaMalloc(&st->d_buf, cap), "cudaMalloc (stage)");
+		RT_CHECK(cudaMallocHost(&st->h_desc, 3 * sizeof(uint32_t) * max_pkts), "cudaMallocHost");
+		RT_CHECK(cudaMalloc(&st->d_desc, 3 * sizeof(uint32_t) * max_pkts), "cudaMalloc");
+		RT_CHECK(cudaMallocHost(&st->h_verd, sizeof(uint16_t) * max_pkts), "cudaMallocHost");
+		RT_CHECK(cudaMalloc(&st->d_verd, sizeof(uint16_t) * max_pkts), "cudaMalloc");
+	}
+	return 0;
+}
+
+extern "C" int
+gnio_cuda_rt_stage_ctx(gnio_cuda_rt *rt, const gnio_eng_ctx *ctx, char *err, size_t len)
+{
+	RT_CHECK(cudaSetDevice(rt->ordinal), "cudaSetDevice");
+	RT_CHECK(cudaMemcpy(rt->d_ctx, ctx, sizeof(*ctx), cudaMemcpyHostToDevice),
+			"cudaMemcpy (engine inputs)");
+	return 0;
+}
+
+extern "C" void
+gnio_cuda_rt_stage_host(gnio_cuda_rt *rt, uint32_t s, uint8_t **buf, size_t *cap, uint32_t **desc,
+		uint16_t **verd)
+{
+	rt_stage *st = &rt->stages[s];
+
+	*buf = st->h_buf;
+	*cap = st->cap;
+	*desc = st->h_desc;
+	*verd = st->h_verd;
+}
+
+extern "C" int
+gnio_cuda_rt_stage_launch(gnio_cuda_rt *rt, const gnio_cuda_launch *l, uint32_t s, uint32_t nb,
+		size_t bytes, uint16_t rx_port, char *err, size_t len)
+{
+	rt_stage *st = &rt->stages[s];
+	unsigned int threads = 128, blocks = (nb + threads - 1) / threads;
+
+	RT_CHECK(cudaMemcpyAsync(st->d_desc, st->h_desc, 3 * sizeof(uint32_t) * nb,
+			cudaMemcpyHostToDevice, st->stream), "cudaMemcpyAsync (descriptors)");
+	RT_CHECK(cudaMemcpyAsync(st->d_buf, st->h_buf, bytes, cudaMemcpyHostToDevice, st->stream),
+			"cudaMemcpyAsync (packets in)");
+	switch (l->engine) {
+#define KERNEL k_staged
+#define ARGS <<<blocks, threads, 0, st->stream>>>(*l, rt->d_ctx, st->d_buf, st->d_desc, \
+		st->d_verd, nb, rx_port)
+	GNIO_ENGINES(RT_X_DISPATCH)
+#undef KERNEL
+#undef ARGS
+	default:
+		snprintf(err, len, "unknown engine %u", l->engine);
+		return -EINVAL;
+	}
+	RT_CHECK(cudaGetLastError(), "staged kernel launch");
+	RT_CHECK(cudaMemcpyAsync(st->h_buf, st->d_buf, bytes, cudaMemcpyDeviceToHost, st->stream),
+			"cudaMemcpyAsync (packets out)");
+	RT_CHECK(cudaMemcpyAsync(st->h_verd, st->d_verd, sizeof(uint16_t) * nb,
+			cudaMemcpyDeviceToHost, st->stream), "cudaMemcpyAsync (verdicts)");
+	RT_CHECK(cudaEventRecord(st->done, st->stream), "cudaEventRecord");
+	rt->launches++;
+	return 0;
+}
+
+extern "C" int
+gnio_cuda_rt_stage_query(gnio_cuda_rt *rt, uint32_t s, char *err, size_t len)
+{
+	cudaError_t e = cudaEventQuery(rt->stages[s].done);
+
+	if (e == cudaSuccess)
+		return 0;
+	if (e == cudaErrorNotReady)
+		return 1;
+	snprintf(err, len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+	return -EIO;
+}
+
 extern "C" void
 gnio_cuda_rt_destroy(gnio_cuda_rt *rt)
 {
 	if (rt == NULL)
 		return;
 	cudaSetDevice(rt->ordinal);
+	rt_stage_free(rt);
 	if (rt->graph_exec != NULL)
 		cudaGraphExecDestroy(rt->graph_exec);
 	if (rt->graph != NULL)

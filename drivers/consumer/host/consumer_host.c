@@ -170,9 +170,9 @@ chost_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
 {
 	struct chost *h = c->priv;
 
+	memset(st, 0, sizeof(*st));
 	st->items = __atomic_load_n(&h->items, __ATOMIC_RELAXED);
 	st->pkts = __atomic_load_n(&h->pkts, __ATOMIC_RELAXED);
-	st->launches = 0;
 }
 
 static void
