@@ -182,6 +182,23 @@ gnio_shm_dev_counter_store(uint64_t *c, uint64_t v)
 {
 	asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(c), "l"(v) : "memory");
 }
+/** Load a word written by another warp of the same GPU, with GPU-scope acquire (cached in L2). */
+__device__ __forceinline__ uint32_t
+gnio_shm_dev_gpu_acquire(const uint32_t *p)
+{
+	uint32_t v;
+
+	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+
+/** Store a word for other warps of the same GPU, with GPU-scope release. */
+__device__ __forceinline__ void
+gnio_shm_dev_gpu_release(uint32_t *p, uint32_t v)
+{
+	asm volatile("st.release.gpu.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
 /** The GPU's global timer in nanoseconds (the kernel's own time accounting). */
 __device__ __forceinline__ uint64_t
 gnio_shm_dev_time_ns(void)

@@ -20,8 +20,7 @@ gnio_eng_mac(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRIC
 
 	if (len < GNIO_ETH_HLEN)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	gnio_copy_bytes(pkt, ctx->peer_mac[tx], 6);
-	gnio_copy_bytes(pkt + 6, ctx->port_mac[tx], 6);
+	gnio_eth_set_macs(pkt, len, ctx->peer_mac[tx], ctx->port_mac[tx]);
 	return tx;
 }
 

@@ -32,10 +32,12 @@ RTE_LOG_REGISTER(ccuda_logtype, gnio.consumer.cuda, NOTICE);
 #define CC_LOG(level, ...) GNIO_LOG(ccuda_logtype, level, __VA_ARGS__)
 
 /*
- * Persistent mode: warps per queue, each taking every W-th item. Each item is
- * latency-bound (dependent PCIe reads), so many items are worked on at once.
+ * Persistent mode: worker warps per queue (each takes the next dispatched
+ * item). Each item is latency-bound (dependent PCIe reads), so many items are
+ * worked on at once. GNIO_CUDA_WARPS sets 1..CC_WARPS_PER_Q.
  */
-#define CC_WARPS_PER_Q 32
+#define CC_WARPS_PER_Q 64
+#define CC_WARPS_DEFAULT 32
 #define CC_BURST_AHEAD 16     /* per-burst mode: launches outstanding per queue at most */
 #define CC_BURST_PER_PASS 8   /* per-burst mode: launches per queue per pass */
 #define CC_STOP_MS 5000
@@ -117,8 +119,8 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 	if (ret != 0)
 		return ret;
 	x->shared_len = RTE_ALIGN_CEIL(n * sizeof(void *), 64) + 3 * RTE_ALIGN_CEIL(n * 4, 64) +
-		(size_t)n * CC_WARPS_PER_Q * 2 * sizeof(uint32_t) +
-		(size_t)n * CC_WARPS_PER_Q * 3 * sizeof(uint64_t);
+		(size_t)n * (CC_WARPS_PER_Q + 1) * 2 * sizeof(uint32_t) +
+		(size_t)n * (CC_WARPS_PER_Q + 1) * 3 * sizeof(uint64_t);
 	x->shared = rte_zmalloc("gnio_ccuda", x->shared_len, 4096);
 	x->hcons = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
 	x->wd_seq = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
@@ -136,7 +138,7 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 	x->start = x->final + RTE_ALIGN_CEIL(n * 4, 64) / 4;
 	x->cursor = x->start + RTE_ALIGN_CEIL(n * 4, 64) / 4;
 	x->dbg = x->cursor + RTE_ALIGN_CEIL(n * 4, 64) / 4;
-	x->prof = (uint64_t *)(x->dbg + (size_t)n * CC_WARPS_PER_Q * 2);
+	x->prof = (uint64_t *)(x->dbg + (size_t)n * (CC_WARPS_PER_Q + 1) * 2);
 	for (uint32_t i = 0; i < n; i++)
 		x->qs[i] = gnio_burstq_dev(c->qs[i]);
 	x->l = (struct gnio_cuda_launch){
@@ -171,10 +173,10 @@ cc_dump(struct gnio_consumer *c, struct ccuda *x)
 		CC_LOG(ERR, "queue %u: published %u, in flight %u, cursor %u, hcons %u; seq:status%s",
 				i, pub, fl, gnio_shm_flag_load(&x->cursor[i]), x->hcons[i], line);
 		if (x->l.dbg != NULL)
-			for (uint32_t w = 0; w < x->l.warps_per_q; w++) {
-				uint32_t g = i * x->l.warps_per_q + w;
+			for (uint32_t w = 1; w <= x->l.warps_per_q; w++) {
+				uint32_t g = i * (x->l.warps_per_q + 1) + w;
 
-				CC_LOG(ERR, "queue %u warp %u: waits for item %u, last read status %u", i,
+				CC_LOG(ERR, "queue %u worker %u: waits for item %u, dispatched up to %u", i,
 						w, gnio_shm_flag_load(&x->dbg[2 * g]),
 						gnio_shm_flag_load(&x->dbg[2 * g + 1]));
 			}
@@ -205,7 +207,7 @@ static int
 cc_start(struct gnio_consumer *c)
 {
 	struct ccuda *x = c->priv;
-	uint32_t wpq = CC_WARPS_PER_Q;
+	uint32_t wpq = CC_WARPS_DEFAULT;
 
 	for (uint32_t i = 0; i < c->nb_qs; i++) {
 		uint32_t seq = gnio_burstq_published(c->qs[i]);
@@ -222,13 +224,13 @@ cc_start(struct gnio_consumer *c)
 	if (getenv("GNIO_CUDA_WARPS") != NULL) {
 		uint32_t w = (uint32_t)atoi(getenv("GNIO_CUDA_WARPS"));
 
-		if (w != 0 && rte_is_power_of_2(w) && w <= wpq)
+		if (w != 0 && w <= CC_WARPS_PER_Q)
 			wpq = w;
 	}
 	x->l.backoff_ns = getenv("GNIO_CUDA_BACKOFF_NS") != NULL ?
 		(uint32_t)atoi(getenv("GNIO_CUDA_BACKOFF_NS")) : 256;
 	x->l.warps_per_q = wpq;
-	memset(x->prof, 0, (size_t)c->nb_qs * CC_WARPS_PER_Q * 3 * sizeof(uint64_t));
+	memset(x->prof, 0, (size_t)c->nb_qs * (CC_WARPS_PER_Q + 1) * 3 * sizeof(uint64_t));
 	x->l.slow_ns = c->slow_us > 4000000 ? 4000000000u : c->slow_us * 1000u;
 	x->l.inject_fault = c->inject_fault;
 	gnio_shm_flag_store(&x->drained, 0);
@@ -552,7 +554,7 @@ cc_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
 	memset(st, 0, sizeof(*st));
 	st->launches = gnio_cuda_rt_launches(x->rt);
 	/* Written by the warps when the persistent kernel ended (zero before). */
-	for (uint32_t w = 0; x->mode == CC_PERSISTENT && w < c->nb_qs * x->l.warps_per_q; w++) {
+	for (uint32_t w = 0; x->mode == CC_PERSISTENT && w < c->nb_qs * (x->l.warps_per_q + 1); w++) {
 		st->wait_ns += __atomic_load_n(&x->prof[3 * w], __ATOMIC_ACQUIRE);
 		st->work_ns += __atomic_load_n(&x->prof[3 * w + 1], __ATOMIC_ACQUIRE);
 		st->items += __atomic_load_n(&x->prof[3 * w + 2], __ATOMIC_ACQUIRE);

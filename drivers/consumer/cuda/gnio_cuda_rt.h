@@ -28,7 +28,10 @@ struct gnio_cuda_launch {
 	const uint32_t *start;             /**< [nb_qs] first item to consume */
 	uint32_t *cursor;                  /**< [nb_qs] graph mode: next item; GPU writes, CPU reads */
 	unsigned int engine;               /**< enum gnio_engine_id */
-	uint32_t warps_per_q;              /**< persistent mode: warps per queue, power of two */
+	uint32_t warps_per_q;              /**< persistent mode: worker warps per queue (plus one
+	                                        dispatcher warp) */
+	void *sync;                        /**< persistent mode: per-queue dispatch words in device
+	                                        memory (set by gnio_cuda_rt_persistent) */
 	uint32_t slow_ns;                  /**< fault injection: extra time per item */
 	int inject_fault;                  /**< fault injection: write to an invalid address */
 	uint32_t *dbg;                     /**< NULL, or [2 per warp]: item waited for, status last read */

@@ -46,6 +46,8 @@ struct gnio_cuda_rt {
 	uint32_t nb_stages;
 	uint32_t stage_pkts;
 	gnio_eng_ctx *d_ctx;     /* staged mode: the engine inputs in device memory */
+	void *d_sync;            /* persistent mode: per-queue dispatch words (struct qsync) */
+	uint32_t nb_sync;
 };
 
 #define RT_CHECK(call, what) do { \
@@ -106,77 +108,129 @@ word_in_range(uint32_t w, uint32_t at, uint32_t start, uint32_t end)
 	return w & keep;
 }
 
-/*
- * One's-complement sum of bytes [off, off + n) of a packet of @p len readable
- * bytes, by the whole warp (every lane gets the folded big-endian result).
- * 16-byte aligned packets: each lane loads whole 16-byte chunks inside the
- * packet (one coalesced 512-byte sweep per step), keeps the bytes in range and
- * adds them as little-endian 32-bit words (a byte-swapped one's-complement sum,
- * undone at the end); the few bytes after the last whole chunk are added by
- * every lane with byte loads. Other alignments: a sequential sum.
- */
-__device__ __forceinline__ uint16_t
-warp_csum(const uint8_t *pkt, uint32_t off, uint32_t n, uint32_t len, uint32_t init,
-		unsigned int lane)
+/* Packets whose payloads one warp sums at once (their loads are in flight together). */
+#define CSUM_BATCH 8
+
+/* Warp-wide sum of a 64-bit value (every lane gets it). */
+__device__ __forceinline__ unsigned long long
+warp_sum64(unsigned long long v)
 {
-	uint32_t end = off + n, whole = len & ~15u, tail_at;
-	unsigned long long acc = 0;
-	uint32_t s;
-
-	if (((uintptr_t)pkt & 15u) != 0)
-		return gnio_csum_fold32(gnio_csum_add(pkt + off, n, init));
-	for (uint32_t c = (off & ~15u) + lane * 16u; c < end && c < whole; c += 512u) {
-		uint4 v = *(const uint4 *)(pkt + c);
-
-		acc += word_in_range(v.x, c, off, end);
-		acc += word_in_range(v.y, c + 4, off, end);
-		acc += word_in_range(v.z, c + 8, off, end);
-		acc += word_in_range(v.w, c + 12, off, end);
-	}
 	for (int d = 16; d > 0; d >>= 1)
-		acc += __shfl_xor_sync(0xffffffffu, acc, d);
-	acc = (acc & 0xffffffffull) + (acc >> 32);
-	acc = (acc & 0xffffffffull) + (acc >> 32);
-	s = gnio_bswap16(gnio_csum_fold32((uint32_t)(acc & 0xffffu) + (uint32_t)(acc >> 16)));
-	tail_at = max(off, whole);
-	if (tail_at < end)
-		s += gnio_csum_fold32(gnio_csum_add(pkt + tail_at, end - tail_at, 0));
-	return gnio_csum_fold32(s + gnio_csum_fold32(init));
+		v += __shfl_xor_sync(0xffffffffu, v, d);
+	return v;
 }
 
 /*
- * Engine E on the packets of one item, 32 at a time, one per lane. The csum
- * engine plans per lane, then sums each planned packet with the whole warp.
+ * Sum the planned bytes of up to CSUM_BATCH packets of the warp with every
+ * lane, then each packet's own lane judges its sum. For 16-byte aligned
+ * packets: in each step, each lane loads one whole 16-byte chunk of every
+ * packet of the batch (all those loads in flight together; each packet's
+ * chunks are one coalesced 512-byte sweep per step), keeps the bytes in range
+ * and adds them as little-endian 32-bit words, a byte-swapped one's-complement
+ * sum that is swapped back at the end. The bytes after a packet's last whole
+ * chunk (fewer than 16) are loaded one per lane and added big-endian. A lane
+ * whose packet is not 16-byte aligned sums it alone, sequentially.
+ */
+__device__ __forceinline__ uint16_t
+warp_csum_packets(const gnio_csum_plan &plan, uint16_t v, const uint8_t *pkt, uint32_t len,
+		unsigned int lane)
+{
+	bool alone = plan.n != 0 && ((uintptr_t)pkt & 15u) != 0;
+	unsigned int need;
+
+	if (alone)
+		v = gnio_eng_csum_finish(&plan, gnio_csum_fold32(gnio_csum_add(pkt + plan.off, plan.n,
+				plan.sum)));
+	/* Every lane takes part in what follows (shuffles), its packet summed or not. */
+	need = __ballot_sync(0xffffffffu, plan.n != 0 && !alone);
+	while (need != 0) {
+		const uint8_t *p[CSUM_BATCH];
+		uint32_t off[CSUM_BATCH], end[CSUM_BATCH], stop[CSUM_BATCH];
+		unsigned long long acc[CSUM_BATCH];
+		uint32_t tail[CSUM_BATCH];
+		int who[CSUM_BATCH];
+		bool more = true;
+
+#pragma unroll
+		for (int k = 0; k < CSUM_BATCH; k++) {
+			int j = need != 0 ? __ffs(need) - 1 : -1;
+
+			who[k] = j;
+			need &= need - 1;
+			p[k] = (const uint8_t *)__shfl_sync(0xffffffffu, (uintptr_t)pkt, j < 0 ? 0 : j);
+			off[k] = __shfl_sync(0xffffffffu, plan.off, j < 0 ? 0 : j);
+			end[k] = off[k] + __shfl_sync(0xffffffffu, plan.n, j < 0 ? 0 : j);
+			stop[k] = min(end[k], __shfl_sync(0xffffffffu, len, j < 0 ? 0 : j) & ~15u);
+			if (j < 0)
+				end[k] = stop[k] = off[k] = 0;
+			acc[k] = 0;
+			/* Tail bytes: one per lane, big-endian by their offset's parity. */
+			uint32_t t = max(off[k], stop[k]) + lane;
+
+			tail[k] = lane < 16 && t < end[k] ? (uint32_t)p[k][t] << ((t & 1) ? 0 : 8) : 0u;
+		}
+		for (uint32_t step = lane * 16u; more; step += 512u) {
+			uint4 w[CSUM_BATCH];
+
+			more = false;
+#pragma unroll
+			for (int k = 0; k < CSUM_BATCH; k++) {
+				uint32_t c = (off[k] & ~15u) + step;
+
+				if (c < stop[k])
+					w[k] = *(const uint4 *)(p[k] + c);
+			}
+#pragma unroll
+			for (int k = 0; k < CSUM_BATCH; k++) {
+				uint32_t c = (off[k] & ~15u) + step;
+
+				if (c < stop[k]) {
+					acc[k] += word_in_range(w[k].x, c, off[k], end[k]);
+					acc[k] += word_in_range(w[k].y, c + 4, off[k], end[k]);
+					acc[k] += word_in_range(w[k].z, c + 8, off[k], end[k]);
+					acc[k] += word_in_range(w[k].w, c + 12, off[k], end[k]);
+					more |= c + 512u < stop[k];
+				}
+			}
+			more = __any_sync(0xffffffffu, more);
+		}
+#pragma unroll
+		for (int k = 0; k < CSUM_BATCH; k++) {
+			unsigned long long a = warp_sum64(acc[k]);
+			unsigned long long t = warp_sum64(tail[k]);
+			uint32_t s;
+
+			a = (a & 0xffffffffull) + (a >> 32);
+			a = (a & 0xffffffffull) + (a >> 32);
+			s = gnio_bswap16(gnio_csum_fold32((uint32_t)(a & 0xffffu) + (uint32_t)(a >> 16)));
+			s += gnio_csum_fold32((uint32_t)(t & 0xffffffffull) + (uint32_t)(t >> 32));
+			if ((int)lane == who[k])
+				v = gnio_eng_csum_finish(&plan, gnio_csum_fold32(s +
+						gnio_csum_fold32(plan.sum)));
+		}
+	}
+	return v;
+}
+
+/*
+ * Engine E on one packet per lane. The csum engine plans per lane, then the
+ * warp sums the planned payloads together.
  */
 template <unsigned int E>
 __device__ __forceinline__ uint16_t
-lane_packet(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len,
-		uint32_t pkt_len, uint16_t rx_port, bool valid, unsigned int lane)
+lane_packet(const gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint32_t pkt_len,
+		uint16_t rx_port, bool valid, unsigned int lane)
 {
 	if (E != GNIO_ENGINE_CSUM)
 		return valid ? gnio_engine_run(E, ctx, pkt, len, pkt_len, rx_port) : 0;
 
 	gnio_csum_plan plan;
 	uint16_t v = 0;
-	unsigned int need;
 
 	plan.n = 0;
 	if (valid)
 		v = gnio_eng_csum_plan(ctx, pkt, len, pkt_len, rx_port, &plan);
-	need = __ballot_sync(0xffffffffu, plan.n != 0);
-	while (need != 0) {
-		int j = __ffs(need) - 1;
-		const uint8_t *p = (const uint8_t *)__shfl_sync(0xffffffffu, (uintptr_t)pkt, j);
-		uint16_t sum = warp_csum(p, __shfl_sync(0xffffffffu, plan.off, j),
-				__shfl_sync(0xffffffffu, plan.n, j), __shfl_sync(0xffffffffu, len, j),
-				__shfl_sync(0xffffffffu, plan.sum, j), lane);
-
-		if ((int)lane == j)
-			v = gnio_eng_csum_finish(&plan, sum);
-		need &= need - 1;
-	}
-	(void)l;
-	return v;
+	return warp_csum_packets(plan, v, pkt, len, lane);
 }
 
 /* One warp runs engine E on the READY item at @p slot and marks it DONE. */
@@ -199,7 +253,7 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 		uint8_t *pkt = valid ? (uint8_t *)pl[i].addr : NULL;
 		uint32_t len = valid ? (uint32_t)pl[i].size : 0;
 		uint32_t plen = valid ? q.pkt_len[(size_t)slot * q.max_pkts + i] : 0;
-		uint16_t v = lane_packet<E>(l, ctx, pkt, len, plen, rx_port, valid, lane);
+		uint16_t v = lane_packet<E>(ctx, pkt, len, plen, rx_port, valid, lane);
 
 		if (valid)
 			verd[i] = v;
@@ -224,18 +278,56 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 }
 
 /*
- * Persistent kernel: warp w of queue q takes items start+w, start+w+W, ...
- * It polls its item's status (every lane: one coalesced read) with a short
- * back-off, and leaves when quit is set and its item was never published.
+ * Persistent kernel, per queue: one dispatcher warp and W worker warps.
+ *  - The dispatcher (lane 0) alone polls host memory: the status of the next
+ *    item, in order. When it reads READY it takes the system-scope acquire and
+ *    publishes "ready up to seq + 1" in device memory with a GPU-scope release.
+ *    It leaves once quit is set and every published item was dispatched, and
+ *    then raises the queue's stop word.
+ *  - A worker claims the next item with an atomic add on a device counter,
+ *    waits (in L2, not over PCIe) until the dispatcher has seen it READY,
+ *    loads that with GPU-scope acquire (CPU writes -> dispatcher's acquire ->
+ *    its release -> worker's acquire: the worker sees the descriptors and the
+ *    packets), runs the engine and stores DONE.
+ * So polling costs one PCIe read stream per queue, not one per warp, and a
+ * worker takes whatever item is next instead of waiting for a fixed one.
+ * The engine inputs are copied to shared memory once (they do not change while
+ * the kernel runs). At exit, lane 0 of each warp writes its time waiting and
+ * working, and items done.
  */
-/*
- * Persistent kernel: warp w of queue q takes items start+w, start+w+W, ...
- * It polls its item's status (every lane: one coalesced read) with a short
- * back-off, and leaves when quit is set and its item was never published.
- * The engine inputs are copied to shared memory once (they do not change
- * while the kernel runs), so engines do not read them over PCIe per packet.
- * At exit, lane 0 writes its warp's time waiting and working, and items done.
- */
+struct qsync {
+	uint32_t ready;          /* items below this are READY and acquired (dispatcher writes) */
+	uint32_t pad0[31];
+	uint32_t claim;          /* next item a worker takes */
+	uint32_t pad1[31];
+	uint32_t stop;           /* the dispatcher left: nothing beyond ready will come */
+	uint32_t pad2[31];
+};
+
+__device__ __forceinline__ void
+dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy)
+{
+	uint32_t next = l.start[qi];
+	unsigned int backoff = 0;
+
+	for (;;) {
+		uint32_t st = gnio_shm_dev_status_poll(q.items[next & q.mask].status_d);
+
+		if (st == GNIO_BQ_READY) {
+			gnio_shm_dev_acquire_fence();
+			gnio_shm_dev_gpu_release(&sy->ready, ++next);
+			backoff = 0;
+			continue;
+		}
+		if (gnio_shm_dev_flag_load(l.quit) != 0 &&
+				(int32_t)(next - gnio_shm_dev_flag_load(&l.final[qi])) >= 0)
+			break;
+		__nanosleep(backoff);
+		backoff = backoff < l.backoff_ns ? backoff + 32 : l.backoff_ns;
+	}
+	gnio_shm_dev_gpu_release(&sy->stop, 1);
+}
+
 template <unsigned int E>
 __global__ void
 k_persistent(gnio_cuda_launch l)
@@ -243,50 +335,56 @@ k_persistent(gnio_cuda_launch l)
 	__shared__ gnio_eng_ctx sctx;
 	unsigned int gw = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
 	unsigned int lane = threadIdx.x & 31;
+	unsigned int per_q = l.warps_per_q + 1;
 	uint64_t t_wait = 0, t_work = 0, items = 0, t0;
-	uint32_t qi, seq;
+	uint32_t qi;
+	qsync *sy;
 	kq q;
 
 	for (unsigned int b = threadIdx.x; b < sizeof(sctx); b += blockDim.x)
 		((uint8_t *)&sctx)[b] = ((const uint8_t *)l.ctx)[b];
 	__syncthreads();
-	if (gw >= l.nb_qs * l.warps_per_q)
+	if (gw >= l.nb_qs * per_q)
 		return;
-	qi = gw / l.warps_per_q;
+	qi = gw / per_q;
 	q = load_q(l.qs[qi]);
+	sy = (qsync *)l.sync + qi;
+	if (gw % per_q == 0) {
+		if (lane == 0)
+			dispatcher(l, q, qi, sy);
+		return;
+	}
 	t0 = gnio_shm_dev_time_ns();
-	for (seq = l.start[qi] + gw % l.warps_per_q;; seq += l.warps_per_q) {
-		uint32_t slot = seq & q.mask;
-		const uint32_t *status = q.items[slot].status_d;
+	for (;;) {
+		uint32_t seq = 0, r;
 		unsigned int backoff = 0;
 		uint64_t t1;
 		bool quit = false;
 
+		if (lane == 0)
+			seq = atomicAdd(&sy->claim, 1u);
+		seq = __shfl_sync(0xffffffffu, seq, 0);
 		for (;;) {
-			uint32_t st = gnio_shm_dev_status_poll(status);
-
+			r = gnio_shm_dev_gpu_acquire(&sy->ready);
 			if (l.dbg != NULL && lane == 0) {
 				gnio_shm_dev_status_release(&l.dbg[2 * gw], seq);
-				gnio_shm_dev_status_release(&l.dbg[2 * gw + 1], st);
+				gnio_shm_dev_status_release(&l.dbg[2 * gw + 1], r);
 			}
-			if (st == GNIO_BQ_READY) {
-				gnio_shm_dev_acquire_fence();
+			if ((int32_t)(r - seq) > 0)
 				break;
-			}
-			/* Every spin loop watches the quit flag. */
-			if (gnio_shm_dev_flag_load(l.quit) != 0 &&
-					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0) {
+			if (gnio_shm_dev_gpu_acquire(&sy->stop) != 0 &&
+					(int32_t)(gnio_shm_dev_gpu_acquire(&sy->ready) - seq) <= 0) {
 				quit = true;
 				break;
 			}
 			__nanosleep(backoff);
-			backoff = backoff < l.backoff_ns ? backoff + 32 : l.backoff_ns;
+			backoff = backoff < 256 ? backoff + 32 : 256;
 		}
 		t1 = gnio_shm_dev_time_ns();
 		t_wait += t1 - t0;
 		if (quit)
 			break;
-		warp_item<E>(l, &sctx, q, slot, lane);
+		warp_item<E>(l, &sctx, q, seq & q.mask, lane);
 		t0 = gnio_shm_dev_time_ns();
 		t_work += t0 - t1;
 		items++;
@@ -342,7 +440,7 @@ k_staged(gnio_cuda_launch l, const gnio_eng_ctx *ctx, uint8_t *buf, const uint32
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 	bool valid = i < nb;
-	uint16_t v = lane_packet<E>(l, ctx, valid ? buf + desc[3 * i] : NULL,
+	uint16_t v = lane_packet<E>(ctx, valid ? buf + desc[3 * i] : NULL,
 			valid ? desc[3 * i + 1] : 0, valid ? desc[3 * i + 2] : 0, rx_port, valid,
 			threadIdx.x & 31);
 
@@ -506,6 +604,7 @@ gnio_cuda_rt_destroy(gnio_cuda_rt *rt)
 		return;
 	cudaSetDevice(rt->ordinal);
 	rt_stage_free(rt);
+	cudaFree(rt->d_sync);
 	if (rt->graph_exec != NULL)
 		cudaGraphExecDestroy(rt->graph_exec);
 	if (rt->graph != NULL)
@@ -521,21 +620,44 @@ gnio_cuda_rt_sms(const gnio_cuda_rt *rt)
 }
 
 extern "C" int
-gnio_cuda_rt_persistent(gnio_cuda_rt *rt, const gnio_cuda_launch *l, char *err, size_t len)
+gnio_cuda_rt_persistent(gnio_cuda_rt *rt, const gnio_cuda_launch *l0, char *err, size_t len)
 {
-	unsigned int warps = l->nb_qs * l->warps_per_q;
+	unsigned int warps = l0->nb_qs * (l0->warps_per_q + 1);
 	unsigned int threads = 128;
 	unsigned int blocks = (warps * 32 + threads - 1) / threads;
+	gnio_cuda_launch l = *l0;
+	qsync *h;
 
 	RT_CHECK(cudaSetDevice(rt->ordinal), "cudaSetDevice");
-	switch (l->engine) {
+	/* Per-queue dispatch words in device memory, starting at each queue's first item. */
+	if (rt->d_sync == NULL || rt->nb_sync < l.nb_qs) {
+		cudaFree(rt->d_sync);
+		rt->d_sync = NULL;
+		RT_CHECK(cudaMalloc(&rt->d_sync, sizeof(qsync) * l.nb_qs), "cudaMalloc (dispatch)");
+		rt->nb_sync = l.nb_qs;
+	}
+	h = (qsync *)calloc(l.nb_qs, sizeof(qsync));
+	if (h == NULL) {
+		snprintf(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < l.nb_qs; i++) {
+		h[i].ready = l.start[i];
+		h[i].claim = l.start[i];
+	}
+	cudaError_t e = cudaMemcpy(rt->d_sync, h, sizeof(qsync) * l.nb_qs, cudaMemcpyHostToDevice);
+
+	free(h);
+	RT_CHECK(e, "cudaMemcpy (dispatch)");
+	l.sync = rt->d_sync;
+	switch (l.engine) {
 #define KERNEL k_persistent
-#define ARGS <<<blocks, threads, 0, rt->stream>>>(*l)
+#define ARGS <<<blocks, threads, 0, rt->stream>>>(l)
 	GNIO_ENGINES(RT_X_DISPATCH)
 #undef KERNEL
 #undef ARGS
 	default:
-		snprintf(err, len, "unknown engine %u", l->engine);
+		snprintf(err, len, "unknown engine %u", l.engine);
 		return -EINVAL;
 	}
 	RT_CHECK(cudaGetLastError(), "persistent kernel launch");
