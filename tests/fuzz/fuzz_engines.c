@@ -7,7 +7,9 @@
  *  - every verdict is a valid drop reason or a port the topology allows;
  *  - io never changes a packet; macswap and 5tswap applied twice give the
  *    packet back (when they forward it);
- *  - rxonly always drops as "rxonly".
+ *  - rxonly always drops as "rxonly";
+ *  - csum never changes a packet, and plans the same from a copy of only its
+ *    first GNIO_CSUM_PLAN_WINDOW bytes (what the GPU plans on).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -89,6 +91,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		break;
+	case GNIO_ENGINE_CSUM: {
+		/* Never changes a packet; its plan reads only the first GNIO_CSUM_PLAN_WINDOW bytes
+		 * (the GPU plans on a copy of those): same plan from a buffer of just them. */
+		uint32_t wl = len < GNIO_CSUM_PLAN_WINDOW ? len : GNIO_CSUM_PLAN_WINDOW;
+		uint8_t *win = malloc(wl ? wl : 1);
+		struct gnio_csum_plan a, b;
+		uint16_t va, vb;
+
+		if (win == NULL || memcmp(pkt, orig, len) != 0)
+			abort();
+		memcpy(win, pkt, wl);
+		va = gnio_eng_csum_plan(&ctx, pkt, len, pkt_len, port, &a);
+		vb = gnio_eng_csum_plan(&ctx, win, len, pkt_len, port, &b);
+		if (va != vb || a.n != b.n || (a.n != 0 && (a.off != b.off || a.sum != b.sum)))
+			abort();
+		free(win);
+		break;
+	}
 	default:
 		break;
 	}

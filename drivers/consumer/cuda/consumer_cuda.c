@@ -227,8 +227,9 @@ cc_start(struct gnio_consumer *c)
 		if (w != 0 && w <= CC_WARPS_PER_Q)
 			wpq = w;
 	}
+	/* The dispatcher is the only host-memory poller of its queue: it may spin. */
 	x->l.backoff_ns = getenv("GNIO_CUDA_BACKOFF_NS") != NULL ?
-		(uint32_t)atoi(getenv("GNIO_CUDA_BACKOFF_NS")) : 256;
+		(uint32_t)atoi(getenv("GNIO_CUDA_BACKOFF_NS")) : 0;
 	x->l.warps_per_q = wpq;
 	memset(x->prof, 0, (size_t)c->nb_qs * (CC_WARPS_PER_Q + 1) * 3 * sizeof(uint64_t));
 	x->l.slow_ns = c->slow_us > 4000000 ? 4000000000u : c->slow_us * 1000u;
