@@ -125,7 +125,8 @@ warp_sum64(unsigned long long v)
  * lane, then each packet's own lane judges its sum. For 16-byte aligned
  * packets: in each step, each lane loads one whole 16-byte chunk of every
  * packet of the batch (all those loads in flight together; each packet's
- * chunks are one coalesced 512-byte sweep per step), keeps the bytes in range
+ * chunks are one coalesced 512-byte sweep per step, starting on a 128-byte
+ * line so a sweep is four whole lines, not five), keeps the bytes in range
  * and adds them as little-endian 32-bit words, a byte-swapped one's-complement
  * sum that is swapped back at the end. The bytes after a packet's last whole
  * chunk (fewer than 16) are loaded one per lane and added big-endian. A lane
@@ -175,14 +176,14 @@ warp_csum_packets(const gnio_csum_plan &plan, uint16_t v, const uint8_t *pkt, ui
 			more = false;
 #pragma unroll
 			for (int k = 0; k < CSUM_BATCH; k++) {
-				uint32_t c = (off[k] & ~15u) + step;
+				uint32_t c = (off[k] & ~127u) + step;
 
 				if (c < stop[k])
 					w[k] = *(const uint4 *)(p[k] + c);
 			}
 #pragma unroll
 			for (int k = 0; k < CSUM_BATCH; k++) {
-				uint32_t c = (off[k] & ~15u) + step;
+				uint32_t c = (off[k] & ~127u) + step;
 
 				if (c < stop[k]) {
 					acc[k] += word_in_range(w[k].x, c, off[k], end[k]);
