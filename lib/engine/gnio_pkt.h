@@ -6,7 +6,9 @@
  * Packets are plain byte arrays of known length; every access is bounds
  * checked by the caller through gnio_pkt_l3(). Multi-byte fields are read and
  * written byte by byte (packet data is only 2-byte aligned past the Ethernet
- * header, and the GPU faults on misaligned wide accesses).
+ * header, and the GPU faults on misaligned wide accesses); the MAC helpers
+ * take one wide access when the packet start is aligned (on the GPU every
+ * access of host memory is a PCIe transaction, whatever its width).
  */
 #ifndef GNIO_PKT_H
 #define GNIO_PKT_H
