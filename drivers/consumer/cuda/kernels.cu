@@ -487,8 +487,19 @@ k_staged(gnio_cuda_launch l, const gnio_eng_ctx *ctx, uint8_t *buf, const uint32
 		verd[i] = v;
 }
 
-/* Launch helpers: one instantiation per engine, picked by a switch built from the engine list. */
+/*
+ * Launch helpers: one instantiation per engine, picked by a switch built from
+ * the engine list. Define KERNEL and ARGS (launch configuration and arguments),
+ * then RT_LAUNCH(engine); an unknown engine fills err and returns -EINVAL.
+ */
 #define RT_X_DISPATCH(e, n, g, h) case GNIO_ENGINE_ ## e: KERNEL<GNIO_ENGINE_ ## e> ARGS; break;
+#define RT_LAUNCH(engine) \
+	switch (engine) { \
+	GNIO_ENGINES(RT_X_DISPATCH) \
+	default: \
+		snprintf(err, len, "unknown engine %u", (engine)); \
+		return -EINVAL; \
+	}
 
 extern "C" int
 gnio_cuda_rt_create(int ordinal, gnio_cuda_rt **out, char *err, size_t len)
@@ -602,17 +613,12 @@ gnio_cuda_rt_stage_launch(gnio_cuda_rt *rt, const gnio_cuda_launch *l, uint32_t 
 			cudaMemcpyHostToDevice, st->stream), "cudaMemcpyAsync (descriptors)");
 	RT_CHECK(cudaMemcpyAsync(st->d_buf, st->h_buf, bytes, cudaMemcpyHostToDevice, st->stream),
 			"cudaMemcpyAsync (packets in)");
-	switch (l->engine) {
 #define KERNEL k_staged
 #define ARGS <<<blocks, threads, 0, st->stream>>>(*l, rt->d_ctx, st->d_buf, st->d_desc, \
 		st->d_verd, nb, rx_port)
-	GNIO_ENGINES(RT_X_DISPATCH)
+	RT_LAUNCH(l->engine)
 #undef KERNEL
 #undef ARGS
-	default:
-		snprintf(err, len, "unknown engine %u", l->engine);
-		return -EINVAL;
-	}
 	RT_CHECK(cudaGetLastError(), "staged kernel launch");
 	RT_CHECK(cudaMemcpyAsync(st->h_buf, st->d_buf, bytes, cudaMemcpyDeviceToHost, st->stream),
 			"cudaMemcpyAsync (packets out)");
@@ -689,16 +695,11 @@ gnio_cuda_rt_persistent(gnio_cuda_rt *rt, const gnio_cuda_launch *l0, char *err,
 	free(h);
 	RT_CHECK(e, "cudaMemcpy (dispatch)");
 	l.sync = rt->d_sync;
-	switch (l.engine) {
 #define KERNEL k_persistent
 #define ARGS <<<blocks, threads, 0, rt->stream>>>(l)
-	GNIO_ENGINES(RT_X_DISPATCH)
+	RT_LAUNCH(l.engine)
 #undef KERNEL
 #undef ARGS
-	default:
-		snprintf(err, len, "unknown engine %u", l.engine);
-		return -EINVAL;
-	}
 	RT_CHECK(cudaGetLastError(), "persistent kernel launch");
 	rt->launches++;
 	return 0;
@@ -708,16 +709,11 @@ extern "C" int
 gnio_cuda_rt_item(gnio_cuda_rt *rt, const gnio_cuda_launch *l, uint32_t q, uint32_t seq, char *err,
 		size_t len)
 {
-	switch (l->engine) {
 #define KERNEL k_item
 #define ARGS <<<1, 32, 0, rt->stream>>>(*l, q, seq)
-	GNIO_ENGINES(RT_X_DISPATCH)
+	RT_LAUNCH(l->engine)
 #undef KERNEL
 #undef ARGS
-	default:
-		snprintf(err, len, "unknown engine %u", l->engine);
-		return -EINVAL;
-	}
 	RT_CHECK(cudaGetLastError(), "per-burst kernel launch");
 	rt->launches++;
 	return 0;
