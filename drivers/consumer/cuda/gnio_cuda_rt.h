@@ -32,6 +32,10 @@ struct gnio_cuda_launch {
 	                                        dispatcher warp) */
 	void *sync;                        /**< persistent mode: per-queue dispatch words in device
 	                                        memory (set by gnio_cuda_rt_persistent) */
+	const struct gnio_comm_pkt *const *plist;   /**< persistent mode: descriptor array of item
+	                                        k of queue q at [q * plist_stride + k], device
+	                                        memory (set by gnio_cuda_rt_persistent) */
+	uint32_t plist_stride;
 	uint32_t slow_ns;                  /**< fault injection: extra time per item */
 	int inject_fault;                  /**< fault injection: write to an invalid address */
 	uint32_t *dbg;                     /**< NULL, or [2 per warp]: item waited for, status last read */

@@ -47,6 +47,7 @@ struct gnio_cuda_rt {
 	uint32_t stage_pkts;
 	gnio_eng_ctx *d_ctx;     /* staged mode: the engine inputs in device memory */
 	void *d_sync;            /* persistent mode: per-queue dispatch words (struct qsync) */
+	void *d_plist;           /* persistent mode: each item's descriptor array, per queue */
 	uint32_t nb_sync;
 };
 
@@ -213,9 +214,18 @@ warp_csum_packets(const gnio_csum_plan &plan, uint16_t v, const uint8_t *pkt, ui
 	return v;
 }
 
-/* Header bytes the csum plan reads at most (checked by the fuzz harness), and warps per block. */
-#define CSUM_WINDOW GNIO_CSUM_PLAN_WINDOW
+/*
+ * Bytes of each packet the csum engine copies to shared memory: a whole
+ * 128-byte line, which holds every header the plan reads (at most
+ * GNIO_CSUM_PLAN_WINDOW, checked by the fuzz harness) and the start of the
+ * payload, summed from there instead of being read over PCIe again.
+ */
+#define CSUM_WINDOW 128u
 #define WARPS_PER_BLOCK 4
+
+#if GNIO_CSUM_PLAN_WINDOW > 128
+#error "the csum plan reads past the shared-memory window"
+#endif
 
 /*
  * Copy the first CSUM_WINDOW bytes (or fewer: the readable length) of each
@@ -266,6 +276,16 @@ lane_packet(const gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint32_t pkt_le
 	plan.n = 0;
 	if (valid)
 		v = gnio_eng_csum_plan(ctx, w[lane], len, pkt_len, rx_port, &plan);
+	/* The part of the payload in the window is summed from shared memory. */
+	if (plan.n != 0 && plan.off < CSUM_WINDOW) {
+		uint32_t end = plan.off + plan.n, wend = min(end, CSUM_WINDOW);
+
+		plan.sum = gnio_csum_add(w[lane] + plan.off, wend - plan.off, plan.sum);
+		plan.off = wend;
+		plan.n = end - wend;
+		if (plan.n == 0)
+			v = gnio_eng_csum_finish(&plan, gnio_csum_fold32(plan.sum));
+	}
 	v = warp_csum_packets(plan, v, pkt, len, lane);
 	__syncwarp();     /* the window is reused by the next 32 packets */
 	return v;
@@ -275,22 +295,37 @@ lane_packet(const gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint32_t pkt_le
 template <unsigned int E>
 __device__ __forceinline__ void
 warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint32_t slot,
-		unsigned int lane)
+		const gnio_comm_pkt *pl_known, unsigned int lane)
 {
 	gnio_comm_item *it = &q.items[slot];
+	/*
+	 * Loads with no dependence on each other go out together (one PCIe round
+	 * trip): the packet count, the port, the status word's address (used last)
+	 * and, when the descriptor array is known in advance (persistent kernel),
+	 * the first 32 descriptors and packet lengths.
+	 */
 	uint32_t nb = it->num_pkts;
-	gnio_comm_pkt *pl = it->pkt_list;
-	uint16_t *verd = q.verdicts + (size_t)slot * q.max_pkts;
 	uint16_t rx_port = q.item_port[slot];
+	uint32_t *status = it->status_d;
+	const gnio_comm_pkt *pl = pl_known != NULL ? pl_known : it->pkt_list;
+	const uint32_t *plens = q.pkt_len + (size_t)slot * q.max_pkts;
+	uint16_t *verd = q.verdicts + (size_t)slot * q.max_pkts;
+	uintptr_t addr0 = 0;
+	uint32_t size0 = 0, plen0 = 0;
 	uint16_t first = 0;
 	bool same = true;
 
+	if (lane < q.max_pkts) {
+		addr0 = pl[lane].addr;
+		size0 = (uint32_t)pl[lane].size;
+		plen0 = plens[lane];
+	}
 	for (uint32_t base = 0; base < nb; base += 32) {
 		uint32_t i = base + lane;
 		bool valid = i < nb;
-		uint8_t *pkt = valid ? (uint8_t *)pl[i].addr : NULL;
-		uint32_t len = valid ? (uint32_t)pl[i].size : 0;
-		uint32_t plen = valid ? q.pkt_len[(size_t)slot * q.max_pkts + i] : 0;
+		uint8_t *pkt = !valid ? NULL : (uint8_t *)(base == 0 ? addr0 : pl[i].addr);
+		uint32_t len = !valid ? 0 : base == 0 ? size0 : (uint32_t)pl[i].size;
+		uint32_t plen = !valid ? 0 : base == 0 ? plen0 : plens[i];
 		uint16_t v = lane_packet<E>(ctx, pkt, len, plen, rx_port, valid, lane);
 
 		if (valid)
@@ -311,7 +346,7 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 	if (lane == 0) {
 		q.item_uniform[slot] = nb != 0 && same && !gnio_verdict_is_drop(first) ?
 			GNIO_BQ_UNIFORM | first : 0u;
-		gnio_shm_dev_status_release(it->status_d, GNIO_BQ_DONE);
+		gnio_shm_dev_status_release(status, GNIO_BQ_DONE);
 	}
 }
 
@@ -423,7 +458,7 @@ k_persistent(gnio_cuda_launch l)
 		t_wait += t1 - t0;
 		if (quit)
 			break;
-		warp_item<E>(l, &sctx, q, seq & q.mask, lane);
+		warp_item<E>(l, &sctx, q, seq & q.mask, l.plist[qi * l.plist_stride + (seq & q.mask)], lane);
 		t0 = gnio_shm_dev_time_ns();
 		t_work += t0 - t1;
 		items++;
@@ -442,7 +477,7 @@ k_item(gnio_cuda_launch l, uint32_t qi, uint32_t seq)
 {
 	kq q = load_q(l.qs[qi]);
 
-	warp_item<E>(l, l.ctx, q, seq & q.mask, threadIdx.x & 31);
+	warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, threadIdx.x & 31);
 }
 
 /* Graph mode: block q drains every READY item of queue q from its cursor, then exits. */
@@ -460,7 +495,7 @@ k_sweep(gnio_cuda_launch l)
 	q = load_q(l.qs[qi]);
 	seq = l.cursor[qi];
 	while (gnio_shm_dev_status_acquire(q.items[seq & q.mask].status_d) == GNIO_BQ_READY) {
-		warp_item<E>(l, l.ctx, q, seq & q.mask, lane);
+		warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, lane);
 		seq++;
 	}
 	if (lane == 0)
@@ -650,6 +685,7 @@ gnio_cuda_rt_destroy(gnio_cuda_rt *rt)
 	cudaSetDevice(rt->ordinal);
 	rt_stage_free(rt);
 	cudaFree(rt->d_sync);
+	cudaFree(rt->d_plist);
 	if (rt->graph_exec != NULL)
 		cudaGraphExecDestroy(rt->graph_exec);
 	if (rt->graph != NULL)
@@ -681,6 +717,32 @@ gnio_cuda_rt_persistent(gnio_cuda_rt *rt, const gnio_cuda_launch *l0, char *err,
 		RT_CHECK(cudaMalloc(&rt->d_sync, sizeof(qsync) * l.nb_qs), "cudaMalloc (dispatch)");
 		rt->nb_sync = l.nb_qs;
 	}
+	/* Each item's descriptor array never moves: a table of them in device memory. */
+	uint32_t stride = 0;
+
+	for (uint32_t i = 0; i < l.nb_qs; i++)
+		stride = max(stride, l.qs[i]->nb_items);
+	cudaFree(rt->d_plist);
+	rt->d_plist = NULL;
+	RT_CHECK(cudaMalloc(&rt->d_plist, sizeof(void *) * stride * l.nb_qs), "cudaMalloc (descriptors)");
+	{
+		const gnio_comm_pkt **t = (const gnio_comm_pkt **)calloc((size_t)stride * l.nb_qs,
+				sizeof(void *));
+		cudaError_t e;
+
+		if (t == NULL) {
+			snprintf(err, len, "out of memory");
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < l.nb_qs; i++)
+			for (uint32_t k = 0; k < l.qs[i]->nb_items; k++)
+				t[(size_t)i * stride + k] = l.qs[i]->items[k].pkt_list;
+		e = cudaMemcpy(rt->d_plist, t, sizeof(void *) * stride * l.nb_qs, cudaMemcpyHostToDevice);
+		free(t);
+		RT_CHECK(e, "cudaMemcpy (descriptors)");
+	}
+	l.plist = (const gnio_comm_pkt *const *)rt->d_plist;
+	l.plist_stride = stride;
 	h = (qsync *)calloc(l.nb_qs, sizeof(qsync));
 	if (h == NULL) {
 		snprintf(err, len, "out of memory");
