@@ -295,6 +295,8 @@ gnio_burstq_publish(struct gnio_burstq *q)
 		return 0;
 	q->list[slot].num_pkts = q->fill;
 	q->dev->item_port[slot] = q->fill_port;
+	/* Which lap of the ring this is: a poller can tell this READY from the last one. */
+	bq_status(q, q->head)[GNIO_BQ_SEQ_WORD] = q->head;
 	/* Descriptors reach the GPU before the READY that announces them. */
 	if (q->gpu_wmb)
 		rte_gpu_wmb(q->gpu_id);

@@ -36,6 +36,16 @@
 /** Distance between two items' status words, in 32-bit words (128 bytes). */
 #define GNIO_BQ_STATUS_STRIDE 32u
 
+/**
+ * Word of the status line (after the status word) holding the sequence number
+ * of the item last published into it, written before READY. A consumer that
+ * runs ahead of completion (the persistent kernel's dispatcher) reads status
+ * and sequence in one 8-byte load: READY of the previous lap of the ring has
+ * the old sequence number. (The producer writes a slot only once it is FREE,
+ * so a new sequence number is never seen next to an old READY.)
+ */
+#define GNIO_BQ_SEQ_WORD 1u
+
 /** Same layout as struct rte_gpu_comm_pkt (checked in burstq.c). */
 struct gnio_comm_pkt {
 	uintptr_t addr;      /**< first byte of the packet (first segment) */
@@ -127,6 +137,20 @@ gnio_shm_dev_status_poll(const uint32_t *status)
 	uint32_t v;
 
 	asm volatile("ld.global.cv.u32 %0, [%1];" : "=r"(v) : "l"(status) : "memory");
+	return v;
+}
+
+/**
+ * Poll an item's status and its sequence number (GNIO_BQ_SEQ_WORD) in one
+ * 8-byte load, without ordering; follow with gnio_shm_dev_acquire_fence().
+ */
+__device__ __forceinline__ uint32_t
+gnio_shm_dev_status_seq_poll(const uint32_t *status, uint32_t *seq)
+{
+	uint32_t v, s;
+
+	asm volatile("ld.global.cv.v2.u32 {%0, %1}, [%2];" : "=r"(v), "=r"(s) : "l"(status) : "memory");
+	*seq = s;
 	return v;
 }
 

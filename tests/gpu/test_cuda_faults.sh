@@ -7,7 +7,8 @@
 #  - per-burst and graph modes the same way;
 #  - an injected kernel fault is reported with its CUDA error name within a
 #    short time, and the process exits non-zero without hanging;
-#  - a stalled consumer trips the watchdog (--stall-ms) and exits non-zero.
+#  - a stalled consumer trips the watchdog (--stall-ms) and exits non-zero;
+#  - with a ring smaller than the kernel's lead, every item is processed once.
 set -u
 B=${GNIO_BUILD:?}
 T=$B/apps/gnio-testpmd/gnio-testpmd
@@ -31,6 +32,20 @@ for cons in cuda cuda-burst cuda-graph; do
 	check "grep -q 'consumer $cons, GPU gnio_cuda' '$tmp/$cons.log'" "$cons: ran on gnio_cuda"
 	check "! grep -q '\"rx\": 0,' '$tmp/$cons.json'" "$cons: traffic flowed"
 done
+
+# A small ring and a slow kernel: the dispatcher gets a whole ring ahead of the workers, and
+# must tell this lap's READY from the last one's. Each item is processed once: the warps'
+# item count equals the items completed, and traffic keeps flowing to the end.
+timeout 120 "$T" $EAL -- --gpu=auto --mem=pinned --forward-mode=macswap --ring-items=4 \
+	--slow-consumer-us=100 --duration=4 --stats-period=1 --json="$tmp/lap.json" > "$tmp/lap.log" 2>&1
+rc=$?
+check "[ $rc -eq 0 ]" "small ring: exit 0 (got $rc)"
+once=$(python3 -c "import json; d=json.load(open('$tmp/lap.json')); g=d['gpus'][0]; \
+print(int(d['conserved'] and d['pools_full'] and g['warp_items'] == d['latency_ns']['bursts'] > 0), \
+g['warp_items'], d['latency_ns']['bursts'])" 2>&1)
+check "[ '${once%% *}' = 1 ]" "small ring: each item processed once (ok, warp items, items completed: $once)"
+stalls=$(grep -c 'tx 0.00 Mpps' "$tmp/lap.log")
+check "[ $stalls -eq 0 ]" "small ring: traffic flowed every second ($stalls seconds without)"
 
 start=$(date +%s%N)
 timeout 60 "$T" $EAL -- --gpu=auto --forward-mode=macswap --inject-fault --duration=20 \

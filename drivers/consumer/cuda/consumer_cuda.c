@@ -355,7 +355,13 @@ cc_staged_step(struct gnio_consumer *c, struct ccuda *x, uint32_t quit)
 		more = false;
 		for (uint32_t i = 0; i < c->nb_qs && x->stage_used < CC_STAGES; i++) {
 			struct gnio_bq_dev *d = x->qs[i];
+			uint32_t mine = 0;
 
+			/* A ring smaller than the stages: never take the slot of an item still staged. */
+			for (uint32_t k = 0; k < x->stage_used; k++)
+				mine += x->stage[(x->stage_head + k) % CC_STAGES].q == i;
+			if (mine + 1 >= d->nb_items)
+				continue;
 			if (gnio_shm_status_acquire(d->items[x->hcons[i] & (d->nb_items - 1)].status_h) !=
 					GNIO_BQ_READY)
 				continue;

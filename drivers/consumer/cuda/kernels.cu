@@ -353,7 +353,9 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 /*
  * Persistent kernel, per queue: one dispatcher warp and W worker warps.
  *  - The dispatcher (lane 0) alone polls host memory: the status of the next
- *    item, in order. When it reads READY it takes the system-scope acquire and
+ *    item, in order, with the item's sequence number (workers may lag a whole
+ *    ring behind, so the slot may still hold the previous lap's READY item).
+ *    When it reads READY of this lap it takes the system-scope acquire and
  *    publishes "ready up to seq + 1" in device memory with a GPU-scope release.
  *    It leaves once quit is set and every published item was dispatched, and
  *    then raises the queue's stop word.
@@ -384,9 +386,11 @@ dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy)
 	unsigned int backoff = 0;
 
 	for (;;) {
-		uint32_t st = gnio_shm_dev_status_poll(q.items[next & q.mask].status_d);
+		uint32_t seq;
+		uint32_t st = gnio_shm_dev_status_seq_poll(q.items[next & q.mask].status_d, &seq);
 
-		if (st == GNIO_BQ_READY) {
+		/* READY of this lap: the slot may still hold the last lap's item, READY too. */
+		if (st == GNIO_BQ_READY && seq == next) {
 			gnio_shm_dev_acquire_fence();
 			gnio_shm_dev_gpu_release(&sy->ready, ++next);
 			backoff = 0;
