@@ -206,8 +206,9 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 		first = 0;
 	}
 	fprintf(f, "],\n");
-	fprintf(f, "  \"conserved\": %s, \"pools_full\": %s,\n  \"pools\": [",
-			chk->conserved ? "true" : "false", chk->pools_full ? "true" : "false");
+	fprintf(f, "  \"conserved\": %s, \"pools_full\": %s, \"items_consistent\": %s,\n  \"pools\": [",
+			chk->conserved ? "true" : "false", chk->pools_full ? "true" : "false",
+			chk->items_consistent ? "true" : "false");
 	for (unsigned int i = 0; i < chk->nb_pools; i++)
 		fprintf(f, "%s{\"name\": \"%s\", \"size\": %u, \"at_start\": %u, \"at_stop\": %u}",
 				i ? ", " : "", chk->pool[i].name, chk->pool[i].size,
@@ -231,7 +232,11 @@ app_report(struct gnio_pipeline *p, const char *json, const char *error, double 
 				chk.pool[i].now, chk.pool[i].size, chk.pool[i].at_start,
 				chk.pool[i].now == chk.pool[i].at_start ? "back to its starting level" :
 				"NOT BACK (mbufs held elsewhere)");
+	if (!chk.items_consistent)
+		printf(APP ": GPU %u: the consumer ran %" PRIu64 " items, completion saw %" PRIu64
+				" DONE: NOT CONSISTENT\n", chk.items_gpu, chk.items_consumer,
+				chk.items_completed);
 	if (json != NULL)
 		json_write(p, json, &chk, error, seconds);
-	return chk.conserved && chk.pools_full && chk.in_flight == 0;
+	return chk.conserved && chk.pools_full && chk.in_flight == 0 && chk.items_consistent;
 }

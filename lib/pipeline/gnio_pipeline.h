@@ -97,6 +97,15 @@ struct gnio_check {
 		uint32_t now;
 	} pool[16];
 	bool pools_full;                      /**< every pool back to its starting level */
+	/**
+	 * Every consumer that counts the items it ran (the persistent kernel, after
+	 * it ended) ran as many as completion saw DONE since start: none twice, none
+	 * lost. Else the first GPU index that differs and both counts.
+	 */
+	bool items_consistent;
+	uint16_t items_gpu;
+	uint64_t items_consumer;
+	uint64_t items_completed;
 };
 
 struct gnio_pipeline;

@@ -115,8 +115,10 @@ pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
 			if (seen == 0 || unlikely(d.first_rx_tsc > seen))
 				seen = rte_rdtsc();
 			gnio_hist_add(&lc->hist, seen - d.first_rx_tsc);
-			if (d.status == GNIO_BQ_DONE)
+			if (d.status == GNIO_BQ_DONE) {
 				lc->cnt.processed[cs->gpu[i]] += d.nb;
+				lc->items_done[cs->gpu[i]]++;
+			}
 			comp_item(p, lc, cs, &d);
 			gnio_burstq_release(bq);
 			items++;

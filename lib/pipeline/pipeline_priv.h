@@ -80,6 +80,8 @@ struct pl_lcore {
 	uint32_t rx_stopped;       /* set by the lcore when it saw run_rx cleared and published */
 	uint32_t seen_gen;         /* port_gen seen at the top of the loop (quiescent point) */
 	struct pl_counts cnt __rte_cache_aligned;
+	uint64_t items_done[PL_MAX_GPUS];   /* items completed DONE since start (never reset by
+	                                       gnio_pipeline_reset_stats: compared with the consumer's) */
 	struct gnio_hist hist __rte_cache_aligned;
 };
 

@@ -10,6 +10,7 @@
 #include <rte_launch.h>
 #include <rte_malloc.h>
 
+#include "gnio_consumer.h"
 #include "pipeline_priv.h"
 
 #define PL_DRAIN_SECONDS 5
@@ -98,6 +99,8 @@ gnio_pipeline_start(struct gnio_pipeline *p)
 			return ret;
 		}
 	}
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		memset(p->lc[l].items_done, 0, sizeof(p->lc[l].items_done));
 	__atomic_store_n(&p->budget, (int64_t)p->conf.max_packets, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->exit_lcores, 0, __ATOMIC_RELAXED);
 	for (uint16_t l = 0; l < p->nb_lc; l++)
@@ -422,8 +425,23 @@ gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
 	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
 		chk->in_flight += gnio_burstq_in_flight(p->rxq[i].bq);
 	chk->pools_full = true;
+	chk->items_consistent = true;
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		const struct gnio_mem_pool *pools[2] = { p->gpu[g].pool, p->gpu[g].hdr_pool };
+		struct gnio_consumer_stats cs;
+		uint64_t done = 0;
+
+		/* A consumer that counts the items it ran (the persistent kernel, once it ended). */
+		gnio_pipeline_consumer_stats(p, g, &cs);
+		for (uint16_t l = 0; l < p->nb_lc; l++)
+			done += __atomic_load_n(&p->lc[l].items_done[g], __ATOMIC_RELAXED);
+		if (cs.warps != 0 && cs.wait_ns + cs.work_ns != 0 && cs.items != done &&
+				chk->items_consistent) {
+			chk->items_consistent = false;
+			chk->items_gpu = g;
+			chk->items_consumer = cs.items;
+			chk->items_completed = done;
+		}
 
 		for (unsigned int i = 0; i < 2; i++) {
 			struct rte_mempool *mp;

@@ -325,7 +325,7 @@ run(const char *eng, const char *cons, struct result *r)
 		}
 	}
 	gnio_pipeline_check(pl, &chk);
-	CHECK(chk.pools_full);
+	CHECK(chk.pools_full && chk.items_consistent);
 	CHECK(gnio_pipeline_destroy(pl) == 0);
 	return 0;
 }
