@@ -513,8 +513,8 @@ k_sweep(gnio_cuda_launch l)
  */
 template <unsigned int E>
 __global__ void
-k_staged(gnio_cuda_launch l, const gnio_eng_ctx *ctx, uint8_t *buf, const uint32_t *desc,
-		uint16_t *verd, uint32_t nb, uint16_t rx_port)
+k_staged(const gnio_eng_ctx *ctx, uint8_t *buf, const uint32_t *desc, uint16_t *verd, uint32_t nb,
+		uint16_t rx_port)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 	bool valid = i < nb;
@@ -653,8 +653,8 @@ gnio_cuda_rt_stage_launch(gnio_cuda_rt *rt, const gnio_cuda_launch *l, uint32_t 
 	RT_CHECK(cudaMemcpyAsync(st->d_buf, st->h_buf, bytes, cudaMemcpyHostToDevice, st->stream),
 			"cudaMemcpyAsync (packets in)");
 #define KERNEL k_staged
-#define ARGS <<<blocks, threads, 0, st->stream>>>(*l, rt->d_ctx, st->d_buf, st->d_desc, \
-		st->d_verd, nb, rx_port)
+#define ARGS <<<blocks, threads, 0, st->stream>>>(rt->d_ctx, st->d_buf, st->d_desc, st->d_verd, \
+		nb, rx_port)
 	RT_LAUNCH(l->engine)
 #undef KERNEL
 #undef ARGS
@@ -668,17 +668,22 @@ gnio_cuda_rt_stage_launch(gnio_cuda_rt *rt, const gnio_cuda_launch *l, uint32_t 
 	return 0;
 }
 
-extern "C" int
-gnio_cuda_rt_stage_query(gnio_cuda_rt *rt, uint32_t s, char *err, size_t len)
+/* A stream or event query: 0 finished, 1 still running, -EIO with the error named in err. */
+static int
+rt_query_result(cudaError_t e, char *err, size_t len)
 {
-	cudaError_t e = cudaEventQuery(rt->stages[s].done);
-
 	if (e == cudaSuccess)
 		return 0;
 	if (e == cudaErrorNotReady)
 		return 1;
 	snprintf(err, len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
 	return -EIO;
+}
+
+extern "C" int
+gnio_cuda_rt_stage_query(gnio_cuda_rt *rt, uint32_t s, char *err, size_t len)
+{
+	return rt_query_result(cudaEventQuery(rt->stages[s].done), err, len);
 }
 
 extern "C" void
@@ -825,14 +830,7 @@ gnio_cuda_rt_graph_launch(gnio_cuda_rt *rt, char *err, size_t len)
 extern "C" int
 gnio_cuda_rt_query(gnio_cuda_rt *rt, char *err, size_t len)
 {
-	cudaError_t e = cudaStreamQuery(rt->stream);
-
-	if (e == cudaSuccess)
-		return 0;
-	if (e == cudaErrorNotReady)
-		return 1;
-	snprintf(err, len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
-	return -EIO;
+	return rt_query_result(cudaStreamQuery(rt->stream), err, len);
 }
 
 extern "C" uint64_t
