@@ -115,6 +115,13 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 				"per warp (%" PRIu64 " items)\n", g, cs.warps,
 				100.0 * (double)cs.work_ns / (double)(cs.wait_ns + cs.work_ns),
 				cs.items ? (double)cs.work_ns / (double)cs.items / 1e3 : 0.0, cs.items);
+		if (cs.items != 0 && cs.polls != 0)
+			printf("    per item: header %.2f us, engine %.2f us, DONE stored %.2f us; "
+					"dispatchers: %" PRIu64 " polls of %.2f us each, %" PRIu64
+					" items\n", (double)cs.fetch_ns / (double)cs.items / 1e3,
+					(double)cs.engine_ns / (double)cs.items / 1e3,
+					(double)cs.publish_ns / (double)cs.items / 1e3, cs.polls,
+					(double)cs.poll_ns / (double)cs.polls / 1e3, cs.dispatched);
 	}
 	if (h.count != 0)
 		printf("  latency rx_burst->completion over %" PRIu64 " bursts: p50 %.2f us  p99 %.2f us"
@@ -185,9 +192,13 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 		gnio_pipeline_consumer_stats(p, g, &cs);
 		fprintf(f, "%s{\"name\": \"%s\", \"ports\": %u, \"processed\": %" PRIu64
 				", \"launches\": %" PRIu64 ", \"warps\": %u, \"warp_wait_ns\": %" PRIu64
-				", \"warp_work_ns\": %" PRIu64 ", \"warp_items\": %" PRIu64 "}",
+				", \"warp_work_ns\": %" PRIu64 ", \"warp_items\": %" PRIu64
+				", \"warp_fetch_ns\": %" PRIu64 ", \"warp_engine_ns\": %" PRIu64
+				", \"warp_publish_ns\": %" PRIu64 ", \"polls\": %" PRIu64
+				", \"poll_ns\": %" PRIu64 ", \"dispatched\": %" PRIu64 "}",
 				g ? ", " : "", name, np, n, cs.launches, cs.warps, cs.wait_ns,
-				cs.work_ns, cs.items);
+				cs.work_ns, cs.items, cs.fetch_ns, cs.engine_ns, cs.publish_ns, cs.polls,
+				cs.poll_ns, cs.dispatched);
 	}
 	fprintf(f, "],\n  \"cycles_per_packet\": {\"rx\": %.2f, \"completion\": %.2f},\n",
 			chk->total.rx ? (double)rx_cyc / (double)chk->total.rx : 0.0,
@@ -233,9 +244,9 @@ app_report(struct gnio_pipeline *p, const char *json, const char *error, double 
 				chk.pool[i].now == chk.pool[i].at_start ? "back to its starting level" :
 				"NOT BACK (mbufs held elsewhere)");
 	if (!chk.items_consistent)
-		printf(APP ": GPU %u: the consumer ran %" PRIu64 " items, completion saw %" PRIu64
-				" DONE: NOT CONSISTENT\n", chk.items_gpu, chk.items_consumer,
-				chk.items_completed);
+		printf(APP ": GPU %u: the consumer ran %" PRIu64 " items (dispatched %" PRIu64
+				"), completion saw %" PRIu64 " DONE: NOT CONSISTENT\n", chk.items_gpu,
+				chk.items_consumer, chk.items_dispatched, chk.items_completed);
 	if (json != NULL)
 		json_write(p, json, &chk, error, seconds);
 	return chk.conserved && chk.pools_full && chk.in_flight == 0 && chk.items_consistent;

@@ -21,6 +21,8 @@ _Static_assert(GNIO_BQ_READY == RTE_GPU_COMM_LIST_READY, "status");
 _Static_assert(GNIO_BQ_DONE == RTE_GPU_COMM_LIST_DONE, "status");
 _Static_assert(GNIO_BQ_ERROR == RTE_GPU_COMM_LIST_ERROR, "status");
 _Static_assert(sizeof(enum rte_gpu_comm_list_status) == sizeof(uint32_t), "status size");
+_Static_assert(RTE_GPU_COMM_LIST_PKTS_MAX <= 0xffff, "the packet count fits GNIO_BQ_META");
+_Static_assert(GNIO_BQ_META_WORD % 2 == 0, "the meta word and its sequence copy are one 64-bit store");
 _Static_assert(sizeof(struct gnio_comm_pkt) == sizeof(struct rte_gpu_comm_pkt), "pkt");
 _Static_assert(offsetof(struct gnio_comm_pkt, size) == offsetof(struct rte_gpu_comm_pkt, size), "pkt");
 _Static_assert(sizeof(struct gnio_comm_item) == sizeof(struct rte_gpu_comm_list), "item");
@@ -168,6 +170,7 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 			q->dev->pkt_len == NULL)
 		goto nomem;
 	q->dev->items = (struct gnio_comm_item *)q->list;
+	q->dev->status = q->status;
 	q->dev->nb_items = n;
 	q->dev->max_pkts = q->max_pkts;
 	/*
@@ -295,8 +298,14 @@ gnio_burstq_publish(struct gnio_burstq *q)
 		return 0;
 	q->list[slot].num_pkts = q->fill;
 	q->dev->item_port[slot] = q->fill_port;
-	/* Which lap of the ring this is: a poller can tell this READY from the last one. */
+	/*
+	 * Which lap of the ring this is: a poller can tell this READY from the
+	 * last one. The count and port go with a copy of it (one 64-bit store),
+	 * so a poller reads the whole header in the same load as the status.
+	 */
 	bq_status(q, q->head)[GNIO_BQ_SEQ_WORD] = q->head;
+	__atomic_store_n((uint64_t *)&bq_status(q, q->head)[GNIO_BQ_META_WORD],
+			GNIO_BQ_META(q->fill, q->fill_port) | (uint64_t)q->head << 32, __ATOMIC_RELAXED);
 	/* Descriptors reach the GPU before the READY that announces them. */
 	if (q->gpu_wmb)
 		rte_gpu_wmb(q->gpu_id);

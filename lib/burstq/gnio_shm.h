@@ -6,7 +6,8 @@
  *
  * Protocol of one burst-queue item (a struct rte_gpu_comm_list entry):
  *  - FREE -> READY: the RX lcore writes the packet descriptors, the rx port and
- *    num_pkts, calls rte_gpu_wmb() (so a GPU sees those writes first), then
+ *    num_pkts (in the item, and with the sequence number in the status line:
+ *    GNIO_BQ_SEQ_WORD, GNIO_BQ_META_WORD), calls rte_gpu_wmb() (so a GPU sees those writes first), then
  *    gnio_shm_publish() stores READY with release order.
  *  - READY -> DONE: the consumer loads the status with acquire order
  *    (gnio_shm_*_acquire), so it sees everything written before READY, runs the
@@ -40,11 +41,24 @@
  * Word of the status line (after the status word) holding the sequence number
  * of the item last published into it, written before READY. A consumer that
  * runs ahead of completion (the persistent kernel's dispatcher) reads status
- * and sequence in one 8-byte load: READY of the previous lap of the ring has
+ * and sequence as one 64-bit element: READY of the previous lap of the ring has
  * the old sequence number. (The producer writes a slot only once it is FREE,
  * so a new sequence number is never seen next to an old READY.)
  */
 #define GNIO_BQ_SEQ_WORD 1u
+
+/**
+ * Words 2 and 3 of the status line: the item's packet count and RX port
+ * (GNIO_BQ_META(count, port)), then its sequence number again, written as one
+ * 64-bit store before READY. A poller that reads the first 16 bytes of the
+ * line gets status and sequence (one 64-bit element) and count, port and
+ * sequence (the other): each element tells by its own sequence number whether
+ * it is this lap's, so the poller needs no second round trip for the header.
+ */
+#define GNIO_BQ_META_WORD 2u
+#define GNIO_BQ_META(count, port) ((uint32_t)(count) | (uint32_t)(port) << 16)
+#define GNIO_BQ_META_COUNT(m) ((m) & 0xffffu)
+#define GNIO_BQ_META_PORT(m) ((uint16_t)((m) >> 16))
 
 /** Same layout as struct rte_gpu_comm_pkt (checked in burstq.c). */
 struct gnio_comm_pkt {
@@ -68,6 +82,8 @@ struct gnio_comm_item {
  */
 struct gnio_bq_dev {
 	struct gnio_comm_item *items;   /**< the rte_gpu_comm_list array */
+	uint32_t *status;               /**< item i's status line: status + i * GNIO_BQ_STATUS_STRIDE
+	                                     (the line items[i].status_d points at) */
 	uint16_t *verdicts;             /**< [nb_items * max_pkts]: consumer writes, completion reads */
 	uint16_t *item_port;            /**< [nb_items]: RX port of each item, producer writes */
 	uint32_t *pkt_len;              /**< [nb_items * max_pkts]: whole length of each packet
@@ -141,17 +157,21 @@ gnio_shm_dev_status_poll(const uint32_t *status)
 }
 
 /**
- * Poll an item's status and its sequence number (GNIO_BQ_SEQ_WORD) in one
- * 8-byte load, without ordering; follow with gnio_shm_dev_acquire_fence().
+ * Load the first 16 bytes of a status line with acquire order at system
+ * scope, as two 64-bit elements: @p head (status | sequence << 32) and
+ * @p meta (GNIO_BQ_META word | sequence << 32). When both carry the awaited
+ * sequence number and the status is READY, the item's descriptors and
+ * packets are visible to this thread's later loads: no separate fence.
  */
-__device__ __forceinline__ uint32_t
-gnio_shm_dev_status_seq_poll(const uint32_t *status, uint32_t *seq)
+__device__ __forceinline__ void
+gnio_shm_dev_status_line_acquire(const uint32_t *line, uint64_t *head, uint64_t *meta)
 {
-	uint32_t v, s;
+	uint64_t a, b;
 
-	asm volatile("ld.global.cv.v2.u32 {%0, %1}, [%2];" : "=r"(v), "=r"(s) : "l"(status) : "memory");
-	*seq = s;
-	return v;
+	asm volatile("ld.acquire.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(line)
+			: "memory");
+	*head = a;
+	*meta = b;
 }
 
 /** Acquire side of a poll that saw READY: later loads are ordered after it. */
@@ -230,6 +250,22 @@ gnio_shm_dev_time_ns(void)
 	uint64_t t;
 
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/**
+ * The global timer, read only once @p dep (a loaded value) has arrived: the
+ * compare waits for the load, and the timer is read after it in order. For
+ * timing a round trip without changing what the code waits for.
+ */
+__device__ __forceinline__ uint64_t
+gnio_shm_dev_time_after(uint32_t dep)
+{
+	uint64_t t;
+
+	asm volatile("{\n\t.reg .pred p;\n\tsetp.eq.u32 p, %1, 0x5a5a5a5a;\n\t"
+			"@p nanosleep.u32 0;\n\tmov.u64 %0, %%globaltimer;\n\t}"
+			: "=l"(t) : "r"(dep) : "memory");
 	return t;
 }
 #endif /* __CUDACC__ */

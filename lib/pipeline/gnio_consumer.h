@@ -32,7 +32,15 @@ struct gnio_consumer_stats {
 	/* Persistent kernel, after it ended: summed over its warps (0 otherwise). */
 	uint64_t wait_ns;     /**< time warps spent waiting for READY */
 	uint64_t work_ns;     /**< time warps spent running engines on items */
-	uint32_t warps;       /**< warps of the kernel */
+	/* work_ns in phases: */
+	uint64_t fetch_ns;    /**< until an item's header and first descriptors arrived */
+	uint64_t engine_ns;   /**< then until the engine's last result */
+	uint64_t publish_ns;  /**< then until DONE was stored (the system fence) */
+	/* The dispatchers (one per queue): */
+	uint64_t polls;       /**< loads of a status word in host memory */
+	uint64_t poll_ns;     /**< time those loads took, from issue to value */
+	uint64_t dispatched;  /**< items they saw READY and handed to workers */
+	uint32_t warps;       /**< worker warps of the kernel */
 };
 
 /** Consumer ops. */

@@ -100,11 +100,13 @@ struct gnio_check {
 	/**
 	 * Every consumer that counts the items it ran (the persistent kernel, after
 	 * it ended) ran as many as completion saw DONE since start: none twice, none
-	 * lost. Else the first GPU index that differs and both counts.
+	 * lost; and its dispatchers, if any, handed out as many. Else the first
+	 * GPU index that differs and the counts.
 	 */
 	bool items_consistent;
 	uint16_t items_gpu;
 	uint64_t items_consumer;
+	uint64_t items_dispatched;
 	uint64_t items_completed;
 };
 

@@ -431,15 +431,19 @@ gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
 		struct gnio_consumer_stats cs;
 		uint64_t done = 0;
 
-		/* A consumer that counts the items it ran (the persistent kernel, once it ended). */
+		/*
+		 * A consumer that counts the items it ran (the persistent kernel, once
+		 * it ended), and the items its dispatchers handed out.
+		 */
 		gnio_pipeline_consumer_stats(p, g, &cs);
 		for (uint16_t l = 0; l < p->nb_lc; l++)
 			done += __atomic_load_n(&p->lc[l].items_done[g], __ATOMIC_RELAXED);
-		if (cs.warps != 0 && cs.wait_ns + cs.work_ns != 0 && cs.items != done &&
-				chk->items_consistent) {
+		if (cs.warps != 0 && cs.wait_ns + cs.work_ns != 0 && chk->items_consistent &&
+				(cs.items != done || (cs.polls != 0 && cs.dispatched != done))) {
 			chk->items_consistent = false;
 			chk->items_gpu = g;
 			chk->items_consumer = cs.items;
+			chk->items_dispatched = cs.dispatched;
 			chk->items_completed = done;
 		}
 

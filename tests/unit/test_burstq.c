@@ -54,8 +54,16 @@ test_order_and_full(int16_t gpu)
 	}
 	CHECK(gnio_burstq_in_flight(q) == 4);
 	/* Each status line carries the sequence number of the item published into it. */
-	for (uint32_t i = 0; i < 4; i++)
-		CHECK(((const uint32_t *)gnio_burstq_dev(q)->items[i].status_h)[GNIO_BQ_SEQ_WORD] == i);
+	for (uint32_t i = 0; i < 4; i++) {
+		const uint32_t *line = (const uint32_t *)gnio_burstq_dev(q)->items[i].status_h;
+
+		CHECK(line == gnio_burstq_dev(q)->status + i * GNIO_BQ_STATUS_STRIDE);
+		CHECK(line[GNIO_BQ_SEQ_WORD] == i);
+		/* And the header with a copy of it: 8 packets from port 3. */
+		CHECK(line[GNIO_BQ_META_WORD] == GNIO_BQ_META(8, 3) && line[GNIO_BQ_META_WORD + 1] == i);
+		CHECK(GNIO_BQ_META_COUNT(line[GNIO_BQ_META_WORD]) == 8 &&
+				GNIO_BQ_META_PORT(line[GNIO_BQ_META_WORD]) == 3);
+	}
 	CHECK(gnio_burstq_room(q) == 0);                              /* ring full */
 	CHECK(gnio_burstq_add(q, m, 1, 3, 0) == 0);
 	CHECK(!gnio_burstq_peek_done(q, &d));                         /* nothing DONE yet */
@@ -91,6 +99,9 @@ test_order_and_full(int16_t gpu)
 	CHECK(gnio_burstq_published(q) == 6);
 	/* Second lap of the ring: slot 1 now holds item 5. */
 	CHECK(((const uint32_t *)gnio_burstq_dev(q)->items[1].status_h)[GNIO_BQ_SEQ_WORD] == 5);
+	CHECK(((const uint32_t *)gnio_burstq_dev(q)->items[1].status_h)[GNIO_BQ_META_WORD] ==
+			GNIO_BQ_META(1, 2));
+	CHECK(((const uint32_t *)gnio_burstq_dev(q)->items[1].status_h)[GNIO_BQ_META_WORD + 1] == 5);
 	cons = 5;      /* a restarted consumer resumes at the first item not failed */
 	CHECK(consume_one(q, &cons));
 	CHECK(gnio_burstq_peek_done(q, &d) && d.nb == 1 && d.rx_port == 2);

@@ -71,7 +71,7 @@ struct ccuda {
 	uint32_t *start;
 	uint32_t *cursor;
 	uint32_t *dbg;            /* GNIO_CUDA_DEBUG: what each warp waits for */
-	uint64_t *prof;           /* persistent kernel, per warp at exit: ns waiting, working, items */
+	uint64_t *prof;           /* persistent kernel, per warp at exit: enum gnio_cuda_prof */
 	uint32_t *hcons;          /* per-burst mode: next item to launch for (worker lcore) */
 	uint32_t drained;         /* set by the worker lcore (burst, graph) */
 	uint32_t failed;          /* a launch failed on the worker lcore */
@@ -120,7 +120,7 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 		return ret;
 	x->shared_len = RTE_ALIGN_CEIL(n * sizeof(void *), 64) + 3 * RTE_ALIGN_CEIL(n * 4, 64) +
 		(size_t)n * (CC_WARPS_PER_Q + 1) * 2 * sizeof(uint32_t) +
-		(size_t)n * (CC_WARPS_PER_Q + 1) * 3 * sizeof(uint64_t);
+		(size_t)n * (CC_WARPS_PER_Q + 1) * GNIO_CUDA_PROF_WORDS * sizeof(uint64_t);
 	x->shared = rte_zmalloc("gnio_ccuda", x->shared_len, 4096);
 	x->hcons = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
 	x->wd_seq = rte_zmalloc("gnio_ccuda", n * sizeof(uint32_t), 0);
@@ -231,7 +231,8 @@ cc_start(struct gnio_consumer *c)
 	x->l.backoff_ns = getenv("GNIO_CUDA_BACKOFF_NS") != NULL ?
 		(uint32_t)atoi(getenv("GNIO_CUDA_BACKOFF_NS")) : 0;
 	x->l.warps_per_q = wpq;
-	memset(x->prof, 0, (size_t)c->nb_qs * (CC_WARPS_PER_Q + 1) * 3 * sizeof(uint64_t));
+	memset(x->prof, 0, (size_t)c->nb_qs * (CC_WARPS_PER_Q + 1) * GNIO_CUDA_PROF_WORDS *
+			sizeof(uint64_t));
 	x->l.slow_ns = c->slow_us > 4000000 ? 4000000000u : c->slow_us * 1000u;
 	x->l.inject_fault = c->inject_fault;
 	gnio_shm_flag_store(&x->drained, 0);
@@ -562,9 +563,24 @@ cc_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
 	st->launches = gnio_cuda_rt_launches(x->rt);
 	/* Written by the warps when the persistent kernel ended (zero before). */
 	for (uint32_t w = 0; x->mode == CC_PERSISTENT && w < c->nb_qs * (x->l.warps_per_q + 1); w++) {
-		st->wait_ns += __atomic_load_n(&x->prof[3 * w], __ATOMIC_ACQUIRE);
-		st->work_ns += __atomic_load_n(&x->prof[3 * w + 1], __ATOMIC_ACQUIRE);
-		st->items += __atomic_load_n(&x->prof[3 * w + 2], __ATOMIC_ACQUIRE);
+		const uint64_t *pw = &x->prof[(size_t)GNIO_CUDA_PROF_WORDS * w];
+		uint64_t v[GNIO_CUDA_PROF_WORDS];
+
+		for (int k = 0; k < GNIO_CUDA_PROF_WORDS; k++)
+			v[k] = __atomic_load_n(&pw[k], __ATOMIC_ACQUIRE);
+		/* Warp 0 of each queue's group is its dispatcher. */
+		if (w % (x->l.warps_per_q + 1) == 0) {
+			st->polls += v[GNIO_CUDA_PROF_POLLS];
+			st->poll_ns += v[GNIO_CUDA_PROF_POLL_NS];
+			st->dispatched += v[GNIO_CUDA_PROF_DISPATCHED];
+			continue;
+		}
+		st->wait_ns += v[GNIO_CUDA_PROF_WAIT_NS];
+		st->work_ns += v[GNIO_CUDA_PROF_WORK_NS];
+		st->items += v[GNIO_CUDA_PROF_ITEMS];
+		st->fetch_ns += v[GNIO_CUDA_PROF_FETCH_NS];
+		st->engine_ns += v[GNIO_CUDA_PROF_ENGINE_NS];
+		st->publish_ns += v[GNIO_CUDA_PROF_PUBLISH_NS];
 	}
 	st->warps = x->mode == CC_PERSISTENT ? c->nb_qs * x->l.warps_per_q : 0;
 }

@@ -36,12 +36,37 @@ struct gnio_cuda_launch {
 	                                        k of queue q at [q * plist_stride + k], device
 	                                        memory (set by gnio_cuda_rt_persistent) */
 	uint32_t plist_stride;
+	uint32_t *meta;                    /**< persistent mode: GNIO_BQ_META of item k of queue q
+	                                        at [q * plist_stride + k], as its dispatcher read it
+	                                        (device memory, set by gnio_cuda_rt_persistent) */
 	uint32_t slow_ns;                  /**< fault injection: extra time per item */
 	int inject_fault;                  /**< fault injection: write to an invalid address */
 	uint32_t *dbg;                     /**< NULL, or [2 per warp]: item waited for, status last read */
 	uint32_t backoff_ns;               /**< persistent mode: longest sleep between polls */
-	uint64_t *prof;                    /**< persistent mode: [3 per warp] ns waiting, ns working,
-	                                        items; written by each warp at exit (registered) */
+	uint64_t *prof;                    /**< persistent mode: [GNIO_CUDA_PROF_WORDS per warp],
+	                                        written by each warp at exit (registered) */
+};
+
+/**
+ * Per-warp profile of the persistent kernel (words of gnio_cuda_launch.prof).
+ * A worker warp: ns waiting for an item, ns working on items, items, and the
+ * work split in three (ns until the item's header and first descriptors
+ * arrived; ns until the engine's last result; ns until DONE was stored).
+ * The dispatcher warp of a queue: polls, ns its polls took from load to
+ * value (the round trip to host memory), items it dispatched.
+ */
+enum gnio_cuda_prof {
+	GNIO_CUDA_PROF_WAIT_NS,
+	GNIO_CUDA_PROF_WORK_NS,
+	GNIO_CUDA_PROF_ITEMS,
+	GNIO_CUDA_PROF_FETCH_NS,
+	GNIO_CUDA_PROF_ENGINE_NS,
+	GNIO_CUDA_PROF_PUBLISH_NS,
+	GNIO_CUDA_PROF_WORDS,
+	/* Dispatcher warps reuse the first words. */
+	GNIO_CUDA_PROF_POLLS = GNIO_CUDA_PROF_WAIT_NS,
+	GNIO_CUDA_PROF_POLL_NS = GNIO_CUDA_PROF_WORK_NS,
+	GNIO_CUDA_PROF_DISPATCHED = GNIO_CUDA_PROF_ITEMS,
 };
 
 struct gnio_cuda_rt;

@@ -9,10 +9,12 @@
  *  - every lane loads the status with ld.acquire.sys and sees READY: the
  *    descriptors and packet bytes written by the CPU/NIC before READY are
  *    visible to that lane;
- *  - each lane writes its packets and verdicts, then __threadfence_system():
- *    those writes are ordered before anything it writes later, at system scope;
- *  - __syncwarp(), then lane 0 writes the uniform word and stores DONE with
- *    st.release.sys: the CPU that loads DONE with acquire order sees all of it.
+ *  - each lane writes its packets and verdicts, then __syncwarp() (which
+ *    orders memory among the warp's lanes);
+ *  - lane 0 writes the uniform word and stores DONE with st.release.sys: the
+ *    release is cumulative, so it orders every lane's stores before DONE (one
+ *    system fence per item), and the CPU that loads DONE with acquire order
+ *    sees all of it.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -48,6 +50,7 @@ struct gnio_cuda_rt {
 	gnio_eng_ctx *d_ctx;     /* staged mode: the engine inputs in device memory */
 	void *d_sync;            /* persistent mode: per-queue dispatch words (struct qsync) */
 	void *d_plist;           /* persistent mode: each item's descriptor array, per queue */
+	uint32_t *d_meta;        /* persistent mode: each item's count and port, per queue */
 	uint32_t nb_sync;
 };
 
@@ -62,6 +65,7 @@ struct gnio_cuda_rt {
 /* Read the pointers of a queue view once (they never change). */
 struct kq {
 	gnio_comm_item *items;
+	uint32_t *status;
 	uint16_t *verdicts;
 	uint16_t *item_port;
 	uint32_t *item_uniform;
@@ -76,6 +80,7 @@ load_q(const gnio_bq_dev *d)
 	kq q;
 
 	q.items = d->items;
+	q.status = d->status;
 	q.verdicts = d->verdicts;
 	q.item_port = d->item_port;
 	q.item_uniform = d->item_uniform;
@@ -291,23 +296,34 @@ lane_packet(const gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint32_t pkt_le
 	return v;
 }
 
-/* One warp runs engine E on the READY item at @p slot and marks it DONE. */
+/* What the persistent kernel knows of an item before touching host memory. */
+struct known_item {
+	const gnio_comm_pkt *pl;   /* its descriptor array (a table in device memory) */
+	uint32_t meta;             /* GNIO_BQ_META: count and port, as the dispatcher read them */
+};
+
+/*
+ * One warp runs engine E on the READY item at @p slot and marks it DONE.
+ * With @p ph (persistent kernel), adds the time of the item's three phases to
+ * ph[0..2]: first descriptors arrived, engine done, DONE stored.
+ */
 template <unsigned int E>
 __device__ __forceinline__ void
 warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint32_t slot,
-		const gnio_comm_pkt *pl_known, unsigned int lane)
+		const known_item *known, unsigned int lane, uint64_t *ph)
 {
+	uint64_t t0 = ph != NULL ? gnio_shm_dev_time_ns() : 0, t1 = 0, t2 = 0;
 	gnio_comm_item *it = &q.items[slot];
 	/*
 	 * Loads with no dependence on each other go out together (one PCIe round
-	 * trip): the packet count, the port, the status word's address (used last)
-	 * and, when the descriptor array is known in advance (persistent kernel),
-	 * the first 32 descriptors and packet lengths.
+	 * trip): the first 32 descriptors and packet lengths, and, unless the
+	 * persistent kernel's dispatcher already read them with the status, the
+	 * packet count, the port and the descriptor array's address.
 	 */
-	uint32_t nb = it->num_pkts;
-	uint16_t rx_port = q.item_port[slot];
-	uint32_t *status = it->status_d;
-	const gnio_comm_pkt *pl = pl_known != NULL ? pl_known : it->pkt_list;
+	uint32_t nb = known != NULL ? GNIO_BQ_META_COUNT(known->meta) : it->num_pkts;
+	uint16_t rx_port = known != NULL ? GNIO_BQ_META_PORT(known->meta) : q.item_port[slot];
+	uint32_t *status = q.status + (size_t)slot * GNIO_BQ_STATUS_STRIDE;
+	const gnio_comm_pkt *pl = known != NULL ? known->pl : it->pkt_list;
 	const uint32_t *plens = q.pkt_len + (size_t)slot * q.max_pkts;
 	uint16_t *verd = q.verdicts + (size_t)slot * q.max_pkts;
 	uintptr_t addr0 = 0;
@@ -320,6 +336,8 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 		size0 = (uint32_t)pl[lane].size;
 		plen0 = plens[lane];
 	}
+	if (ph != NULL)
+		t1 = gnio_shm_dev_time_after(nb ^ size0 ^ plen0 ^ (uint32_t)addr0 ^ rx_port);
 	for (uint32_t base = 0; base < nb; base += 32) {
 		uint32_t i = base + lane;
 		bool valid = i < nb;
@@ -336,39 +354,50 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 			same = false;
 	}
 	same = __all_sync(0xffffffffu, same);
+	if (ph != NULL)
+		t2 = gnio_shm_dev_time_after(same);
 	if (l.slow_ns != 0 && lane == 0)
 		slow_down(l.slow_ns, l.quit);
 	if (l.inject_fault && lane == 0)      /* fault injection: store to an invalid address */
 		gnio_shm_dev_status_release((uint32_t *)(uintptr_t)0x10, 1);
-	/* Packet bytes and verdicts of this lane, before the DONE that publishes them. */
-	__threadfence_system();
+	/* Every lane's packet bytes and verdicts are stored before lane 0 publishes them. */
 	__syncwarp();
 	if (lane == 0) {
 		q.item_uniform[slot] = nb != 0 && same && !gnio_verdict_is_drop(first) ?
 			GNIO_BQ_UNIFORM | first : 0u;
 		gnio_shm_dev_status_release(status, GNIO_BQ_DONE);
+		if (ph != NULL) {
+			ph[0] += t1 - t0;
+			ph[1] += t2 - t1;
+			ph[2] += gnio_shm_dev_time_ns() - t2;
+		}
 	}
 }
 
 /*
  * Persistent kernel, per queue: one dispatcher warp and W worker warps.
- *  - The dispatcher (lane 0) alone polls host memory: the status of the next
- *    item, in order, with the item's sequence number (workers may lag a whole
- *    ring behind, so the slot may still hold the previous lap's READY item).
- *    When it reads READY of this lap it takes the system-scope acquire and
- *    publishes "ready up to seq + 1" in device memory with a GPU-scope release.
- *    It leaves once quit is set and every published item was dispatched, and
- *    then raises the queue's stop word.
+ *  - The dispatcher alone polls host memory. Each lane reads the first 16
+ *    bytes of one item's status line with a system-scope acquire: status,
+ *    sequence number, and the item's count and port with the sequence number
+ *    again (gnio_shm.h). Workers may lag a whole ring behind, so a slot may
+ *    still hold the previous lap's READY item: only this lap's sequence
+ *    number counts. It polls one item when idle, and up to 32 in a row (one
+ *    round trip) while it keeps finding them all READY. For the READY items
+ *    at the head it copies count and port to device memory and publishes
+ *    "ready up to seq + n" with a GPU-scope release. It leaves once quit is
+ *    set and every published item was dispatched, and then raises the
+ *    queue's stop word.
  *  - A worker claims the next item with an atomic add on a device counter,
  *    waits (in L2, not over PCIe) until the dispatcher has seen it READY,
  *    loads that with GPU-scope acquire (CPU writes -> dispatcher's acquire ->
  *    its release -> worker's acquire: the worker sees the descriptors and the
  *    packets), runs the engine and stores DONE.
- * So polling costs one PCIe read stream per queue, not one per warp, and a
- * worker takes whatever item is next instead of waiting for a fixed one.
+ * So polling costs one PCIe read stream per queue, not one per warp, a worker
+ * takes whatever item is next instead of waiting for a fixed one, and it
+ * reads only descriptors and packets from host memory.
  * The engine inputs are copied to shared memory once (they do not change while
- * the kernel runs). At exit, lane 0 of each warp writes its time waiting and
- * working, and items done.
+ * the kernel runs). At exit, lane 0 of each warp writes its profile
+ * (enum gnio_cuda_prof).
  */
 struct qsync {
 	uint32_t ready;          /* items below this are READY and acquired (dispatcher writes) */
@@ -380,29 +409,63 @@ struct qsync {
 };
 
 __device__ __forceinline__ void
-dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy)
+dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy, uint32_t *meta,
+		unsigned int lane, uint64_t *prof)
 {
-	uint32_t next = l.start[qi];
+	const uint32_t first = l.start[qi];
+	uint32_t next = first, width = 1;
 	unsigned int backoff = 0;
+	bool idle = false;
+	uint64_t polls = 0, poll_ns = 0;
 
 	for (;;) {
-		uint32_t seq;
-		uint32_t st = gnio_shm_dev_status_seq_poll(q.items[next & q.mask].status_d, &seq);
+		uint64_t t = gnio_shm_dev_time_ns(), head = 0, hmeta = 0;
+		uint32_t want = next + lane, quit = 0, ready, n;
 
-		/* READY of this lap: the slot may still hold the last lap's item, READY too. */
-		if (st == GNIO_BQ_READY && seq == next) {
-			gnio_shm_dev_acquire_fence();
-			gnio_shm_dev_gpu_release(&sy->ready, ++next);
+		/* After a poll that found nothing, quit goes out with the next one (same round trip). */
+		if (idle && lane == 0)
+			quit = gnio_shm_dev_flag_load(l.quit);
+		if (lane < width)
+			gnio_shm_dev_status_line_acquire(q.status + (size_t)(want & q.mask) *
+					GNIO_BQ_STATUS_STRIDE, &head, &hmeta);
+		ready = __ballot_sync(0xffffffffu, lane < width && (uint32_t)head == GNIO_BQ_READY &&
+				(uint32_t)(head >> 32) == want && (uint32_t)(hmeta >> 32) == want);
+		/* Items are published in order: take the READY ones at the head. */
+		n = ready == 0xffffffffu ? 32 : __ffs(~ready) - 1;
+		if (lane == 0) {
+			poll_ns += gnio_shm_dev_time_after(ready) - t;
+			polls++;
+		}
+		if (n != 0) {
+			if (lane < n)
+				meta[want & q.mask] = (uint32_t)hmeta;
+			__syncwarp();
+			next += n;
+			if (lane == 0)
+				gnio_shm_dev_gpu_release(&sy->ready, next);
+			/* All READY: a backlog, look further ahead next time. */
+			width = n == width ? min(2 * width, 32u) : n + 1;
+			idle = false;
 			backoff = 0;
 			continue;
 		}
-		if (gnio_shm_dev_flag_load(l.quit) != 0 &&
-				(int32_t)(next - gnio_shm_dev_flag_load(&l.final[qi])) >= 0)
+		/* final[] is written before quit: loaded after quit was seen, it is current. */
+		quit = __shfl_sync(0xffffffffu, quit, 0);
+		if (quit != 0 && (int32_t)(next - gnio_shm_dev_flag_load(&l.final[qi])) >= 0)
 			break;
+		idle = true;
+		width = 1;
 		__nanosleep(backoff);
 		backoff = backoff < l.backoff_ns ? backoff + 32 : l.backoff_ns;
 	}
-	gnio_shm_dev_gpu_release(&sy->stop, 1);
+	if (lane == 0) {
+		gnio_shm_dev_gpu_release(&sy->stop, 1);
+		if (prof != NULL) {
+			prof[GNIO_CUDA_PROF_POLLS] = polls;
+			prof[GNIO_CUDA_PROF_POLL_NS] = poll_ns;
+			prof[GNIO_CUDA_PROF_DISPATCHED] = next - first;
+		}
+	}
 }
 
 template <unsigned int E>
@@ -413,7 +476,8 @@ k_persistent(gnio_cuda_launch l)
 	unsigned int gw = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
 	unsigned int lane = threadIdx.x & 31;
 	unsigned int per_q = l.warps_per_q + 1;
-	uint64_t t_wait = 0, t_work = 0, items = 0, t0;
+	uint64_t t_wait = 0, t_work = 0, items = 0, ph[3] = {0, 0, 0}, t0;
+	uint64_t *prof = l.prof != NULL ? l.prof + (size_t)GNIO_CUDA_PROF_WORDS * gw : NULL;
 	uint32_t qi;
 	qsync *sy;
 	kq q;
@@ -427,20 +491,23 @@ k_persistent(gnio_cuda_launch l)
 	q = load_q(l.qs[qi]);
 	sy = (qsync *)l.sync + qi;
 	if (gw % per_q == 0) {
-		if (lane == 0)
-			dispatcher(l, q, qi, sy);
+		dispatcher(l, q, qi, sy, l.meta + (size_t)qi * l.plist_stride, lane, prof);
 		return;
 	}
 	t0 = gnio_shm_dev_time_ns();
 	for (;;) {
-		uint32_t seq = 0, r;
+		uint32_t seq = 0, r, slot;
 		unsigned int backoff = 0;
 		uint64_t t1;
 		bool quit = false;
+		known_item k;
 
 		if (lane == 0)
 			seq = atomicAdd(&sy->claim, 1u);
 		seq = __shfl_sync(0xffffffffu, seq, 0);
+		slot = seq & q.mask;
+		/* The slot's descriptor array never moves: fetch its address while waiting. */
+		k.pl = l.plist[(size_t)qi * l.plist_stride + slot];
 		for (;;) {
 			r = gnio_shm_dev_gpu_acquire(&sy->ready);
 			if (l.dbg != NULL && lane == 0) {
@@ -462,15 +529,19 @@ k_persistent(gnio_cuda_launch l)
 		t_wait += t1 - t0;
 		if (quit)
 			break;
-		warp_item<E>(l, &sctx, q, seq & q.mask, l.plist[qi * l.plist_stride + (seq & q.mask)], lane);
+		k.meta = l.meta[(size_t)qi * l.plist_stride + slot];
+		warp_item<E>(l, &sctx, q, slot, &k, lane, ph);
 		t0 = gnio_shm_dev_time_ns();
 		t_work += t0 - t1;
 		items++;
 	}
-	if (lane == 0 && l.prof != NULL) {
-		l.prof[3 * gw] = t_wait;
-		l.prof[3 * gw + 1] = t_work;
-		l.prof[3 * gw + 2] = items;
+	if (lane == 0 && prof != NULL) {
+		prof[GNIO_CUDA_PROF_WAIT_NS] = t_wait;
+		prof[GNIO_CUDA_PROF_WORK_NS] = t_work;
+		prof[GNIO_CUDA_PROF_ITEMS] = items;
+		prof[GNIO_CUDA_PROF_FETCH_NS] = ph[0];
+		prof[GNIO_CUDA_PROF_ENGINE_NS] = ph[1];
+		prof[GNIO_CUDA_PROF_PUBLISH_NS] = ph[2];
 	}
 }
 
@@ -481,7 +552,7 @@ k_item(gnio_cuda_launch l, uint32_t qi, uint32_t seq)
 {
 	kq q = load_q(l.qs[qi]);
 
-	warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, threadIdx.x & 31);
+	warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, threadIdx.x & 31, NULL);
 }
 
 /* Graph mode: block q drains every READY item of queue q from its cursor, then exits. */
@@ -498,8 +569,9 @@ k_sweep(gnio_cuda_launch l)
 		return;
 	q = load_q(l.qs[qi]);
 	seq = l.cursor[qi];
-	while (gnio_shm_dev_status_acquire(q.items[seq & q.mask].status_d) == GNIO_BQ_READY) {
-		warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, lane);
+	while (gnio_shm_dev_status_acquire(q.status + (size_t)(seq & q.mask) * GNIO_BQ_STATUS_STRIDE) ==
+			GNIO_BQ_READY) {
+		warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, lane, NULL);
 		seq++;
 	}
 	if (lane == 0)
@@ -695,6 +767,7 @@ gnio_cuda_rt_destroy(gnio_cuda_rt *rt)
 	rt_stage_free(rt);
 	cudaFree(rt->d_sync);
 	cudaFree(rt->d_plist);
+	cudaFree(rt->d_meta);
 	if (rt->graph_exec != NULL)
 		cudaGraphExecDestroy(rt->graph_exec);
 	if (rt->graph != NULL)
@@ -752,6 +825,11 @@ gnio_cuda_rt_persistent(gnio_cuda_rt *rt, const gnio_cuda_launch *l0, char *err,
 	}
 	l.plist = (const gnio_comm_pkt *const *)rt->d_plist;
 	l.plist_stride = stride;
+	/* Each item's count and port, as its dispatcher read them (same layout as plist). */
+	cudaFree(rt->d_meta);
+	rt->d_meta = NULL;
+	RT_CHECK(cudaMalloc(&rt->d_meta, sizeof(uint32_t) * stride * l.nb_qs), "cudaMalloc (item headers)");
+	l.meta = rt->d_meta;
 	h = (qsync *)calloc(l.nb_qs, sizeof(qsync));
 	if (h == NULL) {
 		snprintf(err, len, "out of memory");
