@@ -555,7 +555,13 @@ k_item(gnio_cuda_launch l, uint32_t qi, uint32_t seq)
 	warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, threadIdx.x & 31, NULL);
 }
 
-/* Graph mode: block q drains every READY item of queue q from its cursor, then exits. */
+/*
+ * Graph mode: block q runs the READY items of queue q from its cursor, at most
+ * one ring of them, then exits. The bound matters: under load the RX lcore
+ * refills each slot as soon as completion frees it, so "every READY item"
+ * would keep one block running, and the graph would never end to serve the
+ * other queues (their items stalled).
+ */
 template <unsigned int E>
 __global__ void
 k_sweep(gnio_cuda_launch l)
@@ -563,14 +569,15 @@ k_sweep(gnio_cuda_launch l)
 	uint32_t qi = blockIdx.x;
 	unsigned int lane = threadIdx.x & 31;
 	kq q;
-	uint32_t seq;
+	uint32_t seq, end;
 
 	if (qi >= l.nb_qs)
 		return;
 	q = load_q(l.qs[qi]);
 	seq = l.cursor[qi];
-	while (gnio_shm_dev_status_acquire(q.status + (size_t)(seq & q.mask) * GNIO_BQ_STATUS_STRIDE) ==
-			GNIO_BQ_READY) {
+	end = seq + q.mask + 1;
+	while (seq != end && gnio_shm_dev_status_acquire(q.status + (size_t)(seq & q.mask) *
+			GNIO_BQ_STATUS_STRIDE) == GNIO_BQ_READY) {
 		warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, lane, NULL);
 		seq++;
 	}
