@@ -3,8 +3,8 @@
  * CUDA consumers, three ops tables over the same kernels (kernels.cu):
  *  - "cuda": one persistent kernel polls the burst queues (l2fwd-nv workload 3);
  *  - "cuda-burst": a worker lcore launches one kernel per READY item (workload 2);
- *  - "cuda-graph": a worker lcore replays a captured graph whose kernel drains
- *    every READY item (workload 4);
+ *  - "cuda-graph": a worker lcore replays a captured graph whose kernel runs the
+ *    READY items, at most a ring per queue per replay (workload 4);
  *  - "cuda-staged": the traditional path GPUDirect is compared with: a worker
  *    lcore copies each item's packets into a pinned buffer, cudaMemcpyAsync
  *    moves them to device memory, the kernel runs there, and packets and
