@@ -116,7 +116,7 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 				100.0 * (double)cs.work_ns / (double)(cs.wait_ns + cs.work_ns),
 				cs.items ? (double)cs.work_ns / (double)cs.items / 1e3 : 0.0, cs.items);
 		if (cs.items != 0 && cs.polls != 0)
-			printf("    per item: header %.2f us, engine %.2f us, DONE stored %.2f us; "
+			printf("    per item: descriptors %.2f us, engine %.2f us, DONE stored %.2f us; "
 					"dispatchers: %" PRIu64 " polls of %.2f us each, %" PRIu64
 					" items\n", (double)cs.fetch_ns / (double)cs.items / 1e3,
 					(double)cs.engine_ns / (double)cs.items / 1e3,

@@ -7,8 +7,9 @@
  * Protocol of one burst-queue item (a struct rte_gpu_comm_list entry):
  *  - FREE -> READY: the RX lcore writes the packet descriptors, the rx port and
  *    num_pkts (in the item, and with the sequence number in the status line:
- *    GNIO_BQ_SEQ_WORD, GNIO_BQ_META_WORD), calls rte_gpu_wmb() (so a GPU sees those writes first), then
- *    gnio_shm_publish() stores READY with release order.
+ *    GNIO_BQ_SEQ_WORD, GNIO_BQ_META_WORD), calls rte_gpu_wmb() (so a GPU sees
+ *    those writes first), then gnio_shm_publish() stores READY with release
+ *    order.
  *  - READY -> DONE: the consumer loads the status with acquire order
  *    (gnio_shm_*_acquire), so it sees everything written before READY, runs the
  *    engine, writes one verdict per packet, then stores DONE with release order

@@ -33,7 +33,7 @@ struct gnio_consumer_stats {
 	uint64_t wait_ns;     /**< time warps spent waiting for READY */
 	uint64_t work_ns;     /**< time warps spent running engines on items */
 	/* work_ns in phases: */
-	uint64_t fetch_ns;    /**< until an item's header and first descriptors arrived */
+	uint64_t fetch_ns;    /**< until an item's first descriptors arrived */
 	uint64_t engine_ns;   /**< then until the engine's last result */
 	uint64_t publish_ns;  /**< then until DONE was stored (the system fence) */
 	/* The dispatchers (one per queue): */

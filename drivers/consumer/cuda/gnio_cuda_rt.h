@@ -50,8 +50,8 @@ struct gnio_cuda_launch {
 /**
  * Per-warp profile of the persistent kernel (words of gnio_cuda_launch.prof).
  * A worker warp: ns waiting for an item, ns working on items, items, and the
- * work split in three (ns until the item's header and first descriptors
- * arrived; ns until the engine's last result; ns until DONE was stored).
+ * work split in three (ns until the item's first descriptors arrived; ns
+ * until the engine's last result; ns until DONE was stored).
  * The dispatcher warp of a queue: polls, ns its polls took from load to
  * value (the round trip to host memory), items it dispatched.
  */

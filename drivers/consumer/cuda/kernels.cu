@@ -90,6 +90,13 @@ load_q(const gnio_bq_dev *d)
 	return q;
 }
 
+/* The status line of item (or slot) @p idx: the first word is the status (gnio_shm.h). */
+__device__ __forceinline__ uint32_t *
+status_line(const kq &q, uint32_t idx)
+{
+	return q.status + (size_t)(idx & q.mask) * GNIO_BQ_STATUS_STRIDE;
+}
+
 /* Fault injection: spend @p ns more on an item, but stop at once when asked to quit. */
 __device__ __forceinline__ void
 slow_down(uint32_t ns, const uint32_t *quit)
@@ -322,7 +329,7 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 	 */
 	uint32_t nb = known != NULL ? GNIO_BQ_META_COUNT(known->meta) : it->num_pkts;
 	uint16_t rx_port = known != NULL ? GNIO_BQ_META_PORT(known->meta) : q.item_port[slot];
-	uint32_t *status = q.status + (size_t)slot * GNIO_BQ_STATUS_STRIDE;
+	uint32_t *status = status_line(q, slot);
 	const gnio_comm_pkt *pl = known != NULL ? known->pl : it->pkt_list;
 	const uint32_t *plens = q.pkt_len + (size_t)slot * q.max_pkts;
 	uint16_t *verd = q.verdicts + (size_t)slot * q.max_pkts;
@@ -426,8 +433,7 @@ dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy, uint3
 		if (idle && lane == 0)
 			quit = gnio_shm_dev_flag_load(l.quit);
 		if (lane < width)
-			gnio_shm_dev_status_line_acquire(q.status + (size_t)(want & q.mask) *
-					GNIO_BQ_STATUS_STRIDE, &head, &hmeta);
+			gnio_shm_dev_status_line_acquire(status_line(q, want), &head, &hmeta);
 		ready = __ballot_sync(0xffffffffu, lane < width && (uint32_t)head == GNIO_BQ_READY &&
 				(uint32_t)(head >> 32) == want && (uint32_t)(hmeta >> 32) == want);
 		/* Items are published in order: take the READY ones at the head. */
@@ -576,8 +582,7 @@ k_sweep(gnio_cuda_launch l)
 	q = load_q(l.qs[qi]);
 	seq = l.cursor[qi];
 	end = seq + q.mask + 1;
-	while (seq != end && gnio_shm_dev_status_acquire(q.status + (size_t)(seq & q.mask) *
-			GNIO_BQ_STATUS_STRIDE) == GNIO_BQ_READY) {
+	while (seq != end && gnio_shm_dev_status_acquire(status_line(q, seq)) == GNIO_BQ_READY) {
 		warp_item<E>(l, l.ctx, q, seq & q.mask, NULL, lane, NULL);
 		seq++;
 	}

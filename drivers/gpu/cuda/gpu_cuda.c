@@ -197,6 +197,20 @@ gcuda_find(struct gcuda_priv *p, enum gcuda_kind kind, uintptr_t ptr)
 	return NULL;
 }
 
+/* Find a region and take it off the list (under the lock): the caller frees it. */
+static struct gcuda_region *
+gcuda_take(struct gcuda_priv *p, enum gcuda_kind kind, uintptr_t ptr)
+{
+	struct gcuda_region *r;
+
+	rte_spinlock_lock(&p->lock);
+	r = gcuda_find(p, kind, ptr);
+	if (r != NULL)
+		TAILQ_REMOVE(&p->regions, r, next);
+	rte_spinlock_unlock(&p->lock);
+	return r;
+}
+
 static int
 gcuda_info_get(struct rte_gpu *dev, struct rte_gpu_info *info)
 {
@@ -258,11 +272,7 @@ gcuda_mem_free(struct rte_gpu *dev, void *ptr)
 	struct gcuda_region *r;
 	CUresult cr;
 
-	rte_spinlock_lock(&p->lock);
-	r = gcuda_find(p, GCUDA_ALLOC, (uintptr_t)ptr);
-	if (r != NULL)
-		TAILQ_REMOVE(&p->regions, r, next);
-	rte_spinlock_unlock(&p->lock);
+	r = gcuda_take(p, GCUDA_ALLOC, (uintptr_t)ptr);
 	if (r == NULL) {
 		GCUDA_LOG(ERR, "GPU %d: free of %p: not allocated by this device", p->ordinal, ptr);
 		return -EINVAL;
@@ -323,11 +333,7 @@ gcuda_mem_unregister(struct rte_gpu *dev, void *ptr)
 	struct gcuda_region *r;
 	CUresult cr;
 
-	rte_spinlock_lock(&p->lock);
-	r = gcuda_find(p, GCUDA_REGISTER, (uintptr_t)ptr);
-	if (r != NULL)
-		TAILQ_REMOVE(&p->regions, r, next);
-	rte_spinlock_unlock(&p->lock);
+	r = gcuda_take(p, GCUDA_REGISTER, (uintptr_t)ptr);
 	if (r == NULL) {
 		GCUDA_LOG(ERR, "GPU %d: unregister of %p: not registered", p->ordinal, ptr);
 		return -EINVAL;
