@@ -9,6 +9,7 @@
  * can, 2 for a bad option.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -20,8 +21,9 @@
 
 #define APP "gnio-doctor"
 
-enum { ST_OK, ST_WARN, ST_FAIL };
-static const char *const st_name[] = { "ok", "warn", "FAIL" };
+/* UNKNOWN: what the check needs is unreadable or absurd in sysfs; the verdict cannot be "can work". */
+enum { ST_OK, ST_WARN, ST_UNKNOWN, ST_FAIL };
+static const char *const st_name[] = { "ok", "warn", "?", "FAIL" };
 
 struct check {
 	const char *what;
@@ -35,8 +37,31 @@ struct pair_report {
 	enum gnio_topo_dist dist;
 	struct check c[10];
 	int nb;
-	bool can;
+	bool can;           /* no check failed and none is unknown */
+	bool unknown;       /* none failed, some unknown */
 };
+
+/* A NUMA node for people: "unknown" when sysfs does not give a real one. */
+static const char *
+numa_str(int numa, char *buf, size_t len)
+{
+	if (numa < 0)
+		snprintf(buf, len, "unknown");
+	else
+		snprintf(buf, len, "%d", numa);
+	return buf;
+}
+
+/* A link for people: "16.0 GT/s x16", or "unknown" when either figure is not readable. */
+static const char *
+link_str(double gts, int width, char *buf, size_t len)
+{
+	if (gts <= 0 || width <= 0)
+		snprintf(buf, len, "unknown");
+	else
+		snprintf(buf, len, "%.1f GT/s x%d", gts, width);
+	return buf;
+}
 
 /* The GPU's GPUDirect RDMA attribute through libcuda (dlopen): 1, 0, or -1 unknown. */
 static int
@@ -142,7 +167,15 @@ pair_checks(const struct gnio_topo *t, struct pair_report *r, int peer, const ch
 				g->root, g->numa, n->root, n->numa);
 		remedy(r, "use a NIC under the GPU's PCIe switch (gnio-testpmd picks the nearest GPU per port)");
 	}
-	if (gnio_topo_link_degraded(g) || gnio_topo_link_degraded(n)) {
+	if (!gnio_topo_link_known(g) || !gnio_topo_link_known(n)) {
+		const struct gnio_topo_dev *d = !gnio_topo_link_known(g) ? g : n;
+		char a[32], b[32];
+
+		add(r, "pcie link", ST_UNKNOWN, "unknown: %s's link is %s (can do %s): its sysfs link "
+				"files are missing or absurd", d->bdf, link_str(d->speed_gts, d->width, a,
+				sizeof(a)), link_str(d->max_speed_gts, d->max_width, b, sizeof(b)));
+		remedy(r, "read lspci -vv (LnkSta, LnkCap) for the device");
+	} else if (gnio_topo_link_degraded(g) || gnio_topo_link_degraded(n)) {
 		const struct gnio_topo_dev *d = gnio_topo_link_degraded(g) ? g : n;
 
 		add(r, "pcie link", ST_WARN, "%s runs at %.1f GT/s x%d, can do %.1f GT/s x%d", d->bdf,
@@ -171,21 +204,56 @@ pair_checks(const struct gnio_topo *t, struct pair_report *r, int peer, const ch
 		add(r, "numa cpus", ST_OK, "NIC NUMA %d: %d CPUs", n->numa, cpus);
 	}
 	r->can = true;
+	r->unknown = false;
+	for (int i = 0; i < r->nb; i++) {
+		if (r->c[i].status == ST_FAIL || r->c[i].status == ST_UNKNOWN)
+			r->can = false;
+		if (r->c[i].status == ST_UNKNOWN)
+			r->unknown = true;
+	}
 	for (int i = 0; i < r->nb; i++)
 		if (r->c[i].status == ST_FAIL)
-			r->can = false;
+			r->unknown = false;
 }
 
+/* A JSON string: quotes, backslashes and every control character escaped. */
 static void
 json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		fputc(*s, f);
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
 	}
 	fputc('"', f);
+}
+
+/* A number that may be unknown (0 or below): null in JSON. */
+static void
+json_num(FILE *f, double v, const char *fmt)
+{
+	if (v > 0)
+		fprintf(f, fmt, v);
+	else
+		fputs("null", f);
+}
+
+/* Control characters of a sysfs string shown as '?' on a terminal line. */
+static const char *
+text_str(const char *s, char *buf, size_t len)
+{
+	size_t i = 0;
+
+	for (; *s != '\0' && i + 1 < len; s++)
+		buf[i++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	buf[i] = '\0';
+	return buf;
 }
 
 static void
@@ -207,11 +275,11 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct gnio_topo t;
-	static struct pair_report rep[GNIO_TOPO_MAX_DEVS];
+	struct pair_report *rep;
 	const char *sysfs = "/sys", *procfs = "/proc";
 	uint64_t hp_total, hp_free;
-	char peer_why[256];
-	int opt, nb_rep = 0, can = 0, peer, ngpu = 0, nnic = 0;
+	char peer_why[256], b1[64], b2[64], b3[64];
+	int opt, nb_rep = 0, can = 0, unknown = 0, peer, ngpu = 0, nnic = 0, hp_ok;
 	bool json = false;
 
 	opterr = 0;
@@ -227,12 +295,19 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (gnio_topo_scan(&t, sysfs, procfs) < 0) {
-		fprintf(stderr, APP ": --sysfs=%s: no PCI bus there\n", sysfs);
+	opt = gnio_topo_scan(&t, sysfs, procfs);
+	if (opt < 0) {
+		fprintf(stderr, APP ": --sysfs=%s: %s\n", sysfs, opt == -ENOENT ? "no PCI bus there" :
+				"out of memory");
+		return 2;
+	}
+	rep = calloc((size_t)t.nb_dev + 1, sizeof(*rep));
+	if (rep == NULL) {
+		fprintf(stderr, APP ": out of memory\n");
 		return 2;
 	}
 	peer = gnio_topo_peer_memory(&t, peer_why, sizeof(peer_why));
-	gnio_topo_hugepages(&t, &hp_total, &hp_free);
+	hp_ok = gnio_topo_hugepages(&t, &hp_total, &hp_free) == 0;
 	for (int g = 0; g < t.nb_dev; g++) {
 		int best = -1;
 		enum gnio_topo_dist bd = GNIO_TOPO_SYS;
@@ -259,30 +334,50 @@ main(int argc, char **argv)
 		rep[nb_rep] = (struct pair_report){ .gpu = g, .nic = best, .dist = bd };
 		pair_checks(&t, &rep[nb_rep], peer, peer_why);
 		can += rep[nb_rep].can;
+		unknown += rep[nb_rep].unknown;
 		nb_rep++;
 	}
 	if (json) {
 		printf("{\"sysfs\": ");
 		json_str(stdout, sysfs);
-		printf(", \"hugepages_mb\": {\"total\": %" PRIu64 ", \"free\": %" PRIu64 "}, \"devices\": [",
-				hp_total, hp_free);
+		if (hp_ok)
+			printf(", \"hugepages_mb\": {\"total\": %" PRIu64 ", \"free\": %" PRIu64 "}",
+					hp_total, hp_free);
+		else
+			printf(", \"hugepages_mb\": null");
+		printf(", \"devices\": [");
 		for (int i = 0; i < t.nb_dev; i++) {
 			const struct gnio_topo_dev *d = &t.dev[i];
 
-			printf("%s{\"bdf\": \"%s\", \"kind\": \"%s\", \"vendor\": \"%04x\", \"device\": \"%04x\", "
-					"\"numa\": %d, \"root\": \"%s\", \"driver\": ", i ? ", " : "", d->bdf,
-					d->kind == GNIO_TOPO_GPU ? "gpu" : "nic", d->vendor, d->device, d->numa,
-					d->root);
+			printf("%s{\"bdf\": ", i ? ", " : "");
+			json_str(stdout, d->bdf);
+			printf(", \"kind\": \"%s\", \"vendor\": \"%04x\", \"device\": \"%04x\", "
+					"\"numa\": ", d->kind == GNIO_TOPO_GPU ? "gpu" : "nic", d->vendor,
+					d->device);
+			if (d->numa >= 0)
+				printf("%d", d->numa);
+			else
+				printf("null");
+			printf(", \"root\": ");
+			json_str(stdout, d->root);
+			printf(", \"driver\": ");
 			json_str(stdout, d->driver);
-			printf(", \"link\": [%.1f, %d], \"max_link\": [%.1f, %d]}", d->speed_gts, d->width,
-					d->max_speed_gts, d->max_width);
+			printf(", \"link\": [");
+			json_num(stdout, d->speed_gts, "%.1f");
+			printf(", ");
+			json_num(stdout, d->width, "%.0f");
+			printf("], \"max_link\": [");
+			json_num(stdout, d->max_speed_gts, "%.1f");
+			printf(", ");
+			json_num(stdout, d->max_width, "%.0f");
+			printf("]}");
 		}
 		printf("], \"pairs\": [");
 		for (int i = 0; i < nb_rep; i++) {
 			printf("%s{\"gpu\": \"%s\", \"nic\": \"%s\", \"distance\": \"%s\", \"gpudirect\": %s, "
 					"\"checks\": [", i ? ", " : "", t.dev[rep[i].gpu].bdf,
 					t.dev[rep[i].nic].bdf, gnio_topo_dist_name(rep[i].dist),
-					rep[i].can ? "true" : "false");
+					rep[i].can ? "true" : rep[i].unknown ? "null" : "false");
 			for (int k = 0; k < rep[i].nb; k++) {
 				printf("%s{\"check\": \"%s\", \"status\": \"%s\", \"detail\": ", k ? ", " : "",
 						rep[i].c[k].what, st_name[rep[i].c[k].status]);
@@ -294,35 +389,50 @@ main(int argc, char **argv)
 			printf("]}");
 		}
 		printf("], \"gpudirect_possible\": %s}\n", can ? "true" : "false");
+		free(rep);
+		gnio_topo_release(&t);
 		return can ? 0 : 1;
 	}
-	printf(APP ": %d GPU(s), %d NIC(s) under %s; hugepages %" PRIu64 " MiB (%" PRIu64 " free)\n",
-			ngpu, nnic, sysfs, hp_total, hp_free);
+	if (hp_ok)
+		printf(APP ": %d GPU(s), %d NIC(s) under %s; hugepages %" PRIu64 " MiB (%" PRIu64
+				" free)\n", ngpu, nnic, sysfs, hp_total, hp_free);
+	else
+		printf(APP ": %d GPU(s), %d NIC(s) under %s; hugepages unknown (the counts in sysfs "
+				"are unreadable or absurd)\n", ngpu, nnic, sysfs);
 	for (int i = 0; i < t.nb_dev; i++) {
 		const struct gnio_topo_dev *d = &t.dev[i];
+		char root[64], drv[64];
 
-		printf("  %-4s %s %04x:%04x NUMA %-2d %s link %.1f GT/s x%d (max %.1f x%d) driver %s\n",
+		printf("  %-4s %s %04x:%04x NUMA %-7s %s link %s (max %s) driver %s\n",
 				d->kind == GNIO_TOPO_GPU ? "GPU" : "NIC", d->bdf, d->vendor, d->device,
-				d->numa, d->root, d->speed_gts, d->width, d->max_speed_gts, d->max_width,
-				d->driver[0] ? d->driver : "-");
+				numa_str(d->numa, b1, sizeof(b1)), text_str(d->root, root, sizeof(root)),
+				link_str(d->speed_gts, d->width, b2, sizeof(b2)),
+				link_str(d->max_speed_gts, d->max_width, b3, sizeof(b3)),
+				d->driver[0] ? text_str(d->driver, drv, sizeof(drv)) : "-");
 	}
-	if (hp_total == 0)
+	if (hp_ok && hp_total == 0)
 		printf("  [warn] hugepages: none reserved; gnio runs with --no-huge (slower): "
 				"echo 1024 > /proc/sys/vm/nr_hugepages\n");
 	for (int i = 0; i < nb_rep; i++) {
 		printf("GPU %s <-> NIC %s: %s\n", t.dev[rep[i].gpu].bdf, t.dev[rep[i].nic].bdf,
 				gnio_topo_dist_name(rep[i].dist));
 		for (int k = 0; k < rep[i].nb; k++) {
+			char det[sizeof(rep[i].c[k].detail)];
+
 			printf("  [%-4s] %-18s %s\n", st_name[rep[i].c[k].status], rep[i].c[k].what,
-					rep[i].c[k].detail);
+					text_str(rep[i].c[k].detail, det, sizeof(det)));
 			if (rep[i].c[k].remedy[0] && rep[i].c[k].status != ST_OK)
 				printf("         remedy: %s\n", rep[i].c[k].remedy);
 		}
-		printf("  => GPUDirect RDMA %s\n", rep[i].can ? "can work" : "cannot work");
+		printf("  => GPUDirect RDMA %s\n", rep[i].can ? "can work" : rep[i].unknown ?
+				"unknown (a check could not read what it needs: [?] above)" : "cannot work");
 	}
 	if (ngpu == 0 || nnic == 0)
 		printf("verdict: no GPUDirect path: %s\n", ngpu == 0 ? "no NVIDIA GPU" : "no NIC");
 	else
-		printf("verdict: GPUDirect RDMA can work for %d of %d GPU(s)\n", can, nb_rep);
+		printf("verdict: GPUDirect RDMA can work for %d of %d GPU(s)%s\n", can, nb_rep,
+				unknown ? "; unknown for the others marked [?]" : "");
+	free(rep);
+	gnio_topo_release(&t);
 	return can ? 0 : 1;
 }

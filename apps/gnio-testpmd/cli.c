@@ -27,10 +27,15 @@ struct cli_words {
 static void
 cli_start(void *res, struct cmdline *cl, void *data)
 {
-	int ret = gnio_pipeline_start(cli_p);
+	int ret;
 
 	RTE_SET_USED(res);
 	RTE_SET_USED(data);
+	if (gnio_pipeline_nb_ports_up(cli_p) == 0) {
+		cmdline_printf(cl, "every port is stopped: nothing to forward (port start all)\n");
+		return;
+	}
+	ret = gnio_pipeline_start(cli_p);
 	if (ret == -EALREADY)
 		cmdline_printf(cl, "Packet forwarding already started\n");
 	else if (ret != 0)

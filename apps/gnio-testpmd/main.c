@@ -3,6 +3,8 @@
  * gnio-testpmd: testpmd's forwarding modes with the packets going through a
  * burst queue to a consumer (host worker or GPU kernel) and back.
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,19 +22,11 @@
 #include <rte_gpudev.h>
 #include <rte_pdump.h>
 
+#include "gnio_app.h"
 #include "gnio_consumer.h"
 #include "gnio_gpu_cuda.h"
 #include "gnio_topo.h"
 #include "testpmd.h"
-
-volatile int app_quit;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	app_quit = 1;
-}
 
 static int16_t
 gpu_by_name(const char *name)
@@ -55,7 +49,7 @@ gpu_host(void)
 	if (id < 0 && rte_vdev_init("gnio_host0", NULL) == 0)
 		id = gpu_by_name("gnio_host0");
 	if (id < 0)
-		app_fail("--gpu: cannot create the host GPU device gnio_host0");
+		app_exit(2, "--gpu: cannot create the host GPU device gnio_host0");
 	return id;
 }
 
@@ -72,7 +66,7 @@ gpu_choose(const char *want, bool *is_cuda)
 	if (strcmp(want, "auto") != 0) {
 		id = gpu_by_name(want);
 		if (id < 0)
-			app_fail("--gpu=%s: no such GPU (auto, host, or a gpudev device name)", want);
+			app_exit(2, "--gpu=%s: no such GPU (auto, host, or a gpudev device name)", want);
 		rte_gpu_info_get(id, &info);
 		*is_cuda = strncmp(info.name, "gnio_cuda", 9) == 0;
 		return id;
@@ -168,11 +162,11 @@ apply_gpu_map(struct app_opts *o)
 		for (uint16_t i = 0; i < o->conf.nb_ports; i++)
 			used |= o->conf.ports[i] == port;
 		if (!used)
-			app_fail("--gpu-map=%s: port %u is not in use (--portmask, EAL devices)",
+			app_exit(2, "--gpu-map=%s: port %u is not in use (--portmask, EAL devices)",
 					o->gpu_map, port);
 		id = strcmp(colon + 1, "host") == 0 ? gpu_host() : gpu_by_name(colon + 1);
 		if (id < 0)
-			app_fail("--gpu-map=%s: no GPU named %s", o->gpu_map, colon + 1);
+			app_exit(2, "--gpu-map=%s: no GPU named %s", o->gpu_map, colon + 1);
 		o->conf.port_gpu[port] = id;
 		o->conf.port_gpu_set[port] = true;
 	}
@@ -213,6 +207,36 @@ demo_args(int *argc, char *prog)
 	return args;
 }
 
+/* After a stop: what the drain bound or a consumer error did, in one line each. */
+static int
+stopped(struct gnio_pipeline *p, int ret, const struct app_opts *o)
+{
+	if (ret == -ETIMEDOUT) {
+		printf(APP ": stop: the consumer did not drain in --drain-ms=%u: %" PRIu64 " packets "
+				"dropped as drain_timeout\n", gnio_pipeline_get_conf(p)->drain_ms,
+				gnio_pipeline_drain_abandoned(p));
+		return 0;
+	}
+	if (ret != 0 && ret != -EALREADY) {
+		fprintf(stderr, APP ": stop: consumer %s: %s\n", o->consumer, gnio_pipeline_error(p));
+		return 1;
+	}
+	return 0;
+}
+
+/* --prefill longer than what a port delivers: say it once (the packets are cut short). */
+static void
+prefill_check(const struct gnio_stats *st, const struct app_opts *o, bool *said)
+{
+	if (*said || st->prefill_short_len == 0)
+		return;
+	*said = true;
+	printf(APP ": warning: --prefill=%u, but port %u delivers packets of %u bytes: they are "
+			"cut short of the prefilled headers and dropped as malformed (net_null: give it "
+			"size=%u)\n", o->conf.prefill_len, st->prefill_short_port, st->prefill_short_len,
+			o->conf.prefill_len);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -225,8 +249,8 @@ main(int argc, char **argv)
 	char **eal_argv = argv;
 	uint64_t t_start, t_stats, t_end;
 	uint16_t port;
-	bool is_cuda, ok;
-	int ret, status = 0;
+	bool is_cuda, said_prefill = false;
+	int ret, status = 0, rep;
 
 	/* The app's options first: a bad value exits 2 before the EAL starts. */
 	for (int i = 1; sep < 0 && i < argc; i++) {
@@ -238,11 +262,14 @@ main(int argc, char **argv)
 	if (sep >= 0) {
 		argv[sep] = argv[0];
 		app_parse(argc - sep, argv + sep, &o);
+		argv[sep] = (char *)"--";
 	} else if (argc > 1 && strcmp(argv[1], "--demo") == 0) {
 		app_parse(argc, argv, &o);      /* demo: its own EAL set-up, every argument is ours */
 	} else {
 		app_parse(1, argv, &o);
 	}
+	if (o.json != NULL)
+		gnio_app_check_output(APP, "--json", o.json);
 	if (o.demo) {
 		eal_argv = demo_args(&eal_argc, argv[0]);
 		o.forward_mode = "macswap";
@@ -251,9 +278,11 @@ main(int argc, char **argv)
 			o.stats_period = 1;
 		o.auto_start = true;
 	}
+	eal_argv = gnio_app_eal_args(&eal_argc, eal_argv);
 	ret = rte_eal_init(eal_argc, eal_argv);
 	if (ret < 0)
 		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
+	gnio_app_check_devices(APP);
 	if (rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() != 0)
 		printf(APP ": dpdk-dumpcap will not work: rte_pdump_init: %s\n",
 				rte_strerror(rte_errno));
@@ -265,11 +294,20 @@ main(int argc, char **argv)
 	if (o.portmask != UINT64_MAX) {
 		for (unsigned int b = 0; b < 64; b++)
 			if ((o.portmask >> b & 1) && !rte_eth_dev_is_valid_port((uint16_t)b))
-				app_fail("--portmask=%" PRIx64 ": port %u does not exist (%u ports)",
+				app_exit(2, "--portmask=%" PRIx64 ": port %u does not exist (%u ports)",
 						o.portmask, b, rte_eth_dev_count_avail());
 	}
 	if (o.conf.nb_ports == 0)
-		app_fail("no ports: give the EAL devices (--vdev=net_null0, -a PCI)");
+		app_exit(2, "no ports: give the EAL devices (--vdev=net_null0, -a PCI)");
+	for (unsigned int i = 0; i < GNIO_MAX_PORTS; i++) {
+		bool used = false;
+
+		for (uint16_t k = 0; k < o.conf.nb_ports; k++)
+			used |= o.conf.ports[k] == i;
+		if (o.conf.peer_set[i] && !used)
+			app_exit(2, "--eth-peer=%u,...: port %u is not in use (%u ports: give the EAL "
+					"its device, check --portmask)", i, i, o.conf.nb_ports);
+	}
 
 	gnio_topo_scan(&topo, "/sys", "/proc");
 	o.conf.gpu_id = gpu_choose(o.gpu, &is_cuda);
@@ -294,13 +332,11 @@ main(int argc, char **argv)
 		o.conf.mem = cops->gpu ? GNIO_MEM_PINNED : GNIO_MEM_HOST;
 
 	p = gnio_pipeline_create(&o.conf, err, sizeof(err));
-	if (p == NULL) {
-		fprintf(stderr, APP ": %s\n", err);
-		rte_eal_cleanup();
-		return 2;
-	}
+	if (p == NULL)
+		app_exit(2, "%s", err);
 	{
 		struct rte_gpu_info gi;
+		struct gnio_stats st;
 
 		rte_gpu_info_get(o.conf.gpu_id, &gi);
 		const struct gnio_pipeline_conf *pc = gnio_pipeline_get_conf(p);
@@ -309,13 +345,10 @@ main(int argc, char **argv)
 				"items of %u packets, ring %u items, %u RX lcore(s)\n", o.forward_mode,
 				o.consumer, gi.name, gi.numa_node, gnio_mem_mode_name(o.conf.mem),
 				pc->burst, pc->item_pkts, pc->ring_items, pc->nb_cores);
-		for (uint16_t g = 0; gnio_pipeline_nb_gpus(p) > 1 && g < gnio_pipeline_nb_gpus(p); g++) {
-			uint64_t n;
-			uint16_t np;
-			const char *name = app_gpu(p, g, &n, &np);
-
-			printf(APP ": GPU %s: %u port(s), its own %s consumer\n", name, np, o.consumer);
-		}
+		gnio_pipeline_stats(p, &st, NULL, 0);
+		for (uint16_t g = 0; st.nb_gpus > 1 && g < st.nb_gpus; g++)
+			printf(APP ": GPU %s: %u port(s), its own %s consumer\n",
+					app_gpu_name(st.gpu[g].gpu_id), st.gpu[g].nb_ports, o.consumer);
 	}
 	for (uint16_t i = 0; i < o.conf.nb_ports; i++) {
 		int d = port_gpu_distance(o.conf.ports[i], o.conf.gpu_id);
@@ -332,12 +365,12 @@ main(int argc, char **argv)
 	for (unsigned int i = 0; i < gnio_pipeline_nb_notes(p); i++)
 		printf(APP ": warning: %s\n", gnio_pipeline_note(p, i));
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	t_start = rte_get_timer_cycles();
-	if (o.interactive) {
+	if (gnio_app_quit) {
+		printf(APP ": signal received during start-up: not forwarding\n");
+	} else if (o.interactive) {
 		if (o.auto_start && gnio_pipeline_start(p) != 0)
-			app_fail("cannot start forwarding");
+			app_exit(1, "cannot start forwarding");
 		app_prompt(p);
 	} else {
 		ret = gnio_pipeline_start(p);
@@ -345,7 +378,7 @@ main(int argc, char **argv)
 			fprintf(stderr, APP ": cannot start forwarding: %s %s\n", rte_strerror(-ret),
 					gnio_pipeline_error(p));
 			gnio_pipeline_destroy(p);
-			rte_eal_cleanup();
+			gnio_app_eal_cleanup();
 			return 1;
 		}
 		printf(APP ": forwarding; Ctrl-C to stop\n");
@@ -353,19 +386,30 @@ main(int argc, char **argv)
 			app_stats_line(p);      /* baseline: the first line comes one period later */
 		fflush(stdout);
 		t_stats = t_start;
-		while (!app_quit) {
+		while (!gnio_app_quit) {
+			struct gnio_stats st;
 			uint64_t now;
 
-			rte_delay_us_sleep(20000);
+			rte_delay_us_sleep(o.conf.prefill_len != 0 && !said_prefill ? 1000 : 20000);
 			now = rte_get_timer_cycles();
 			ret = gnio_pipeline_poll(p);
 			if (ret == 1)
 				break;
 			if (ret < 0) {
+				gnio_pipeline_stats(p, &st, NULL, 0);
 				fprintf(stderr, APP ": consumer %s failed: %s\n", o.consumer,
 						gnio_pipeline_error(p));
+				if (st.first_rx_tsc != 0)
+					printf(APP ": failure detected %.1f ms after the first packet was "
+							"received\n", (double)(rte_rdtsc() - st.first_rx_tsc) *
+							1e3 / (double)rte_get_tsc_hz());
+				fflush(stdout);
 				status = 1;
 				break;
+			}
+			if (o.conf.prefill_len != 0 && !said_prefill) {
+				gnio_pipeline_stats(p, &st, NULL, 0);
+				prefill_check(&st, &o, &said_prefill);
 			}
 			if (o.duration && now - t_start >= (uint64_t)o.duration * rte_get_timer_hz())
 				break;
@@ -377,19 +421,23 @@ main(int argc, char **argv)
 		}
 	}
 	t_end = rte_get_timer_cycles();
-	if (gnio_pipeline_running(p)) {
-		ret = gnio_pipeline_stop(p);
-		if (ret != 0 && status == 0) {
-			fprintf(stderr, APP ": stop: consumer %s: %s\n", o.consumer,
-					gnio_pipeline_error(p));
-			status = 1;
-		}
+	if (o.conf.prefill_len != 0) {
+		struct gnio_stats st;
+
+		gnio_pipeline_stats(p, &st, NULL, 0);
+		prefill_check(&st, &o, &said_prefill);
 	}
-	ok = app_report(p, o.json, status ? gnio_pipeline_error(p) : "",
+	if (gnio_pipeline_running(p)) {
+		ret = stopped(p, gnio_pipeline_stop(p), &o);
+		if (status == 0)
+			status = ret;
+	}
+	rep = app_report(p, o.json, status ? gnio_pipeline_error(p) : "",
 			(double)(t_end - t_start) / (double)rte_get_timer_hz());
-	if (!ok && status == 0)
+	if (rep != APP_REPORT_OK && status == 0)
 		status = 1;
 	gnio_pipeline_destroy(p);
-	rte_eal_cleanup();
+	gnio_topo_release(&topo);
+	gnio_app_eal_cleanup();
 	return status;
 }

@@ -10,6 +10,7 @@
 
 #include <rte_ether.h>
 
+#include "gnio_app.h"
 #include "gnio_consumer.h"
 #include "gnio_engine_list.h"
 #include "testpmd.h"
@@ -28,6 +29,20 @@ app_fail(const char *fmt, ...)
 }
 
 void
+app_exit(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, APP ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	gnio_app_eal_cleanup();
+	exit(code);
+}
+
+void
 app_usage(void)
 {
 	printf("usage: " APP " [EAL options] -- [options]\n"
@@ -36,7 +51,7 @@ app_usage(void)
 		"  --portmask=HEX        ports to use (default all)\n"
 		"  --rxq=N --txq=N       queues per port (RSS when rxq > 1)\n"
 		"  --rxd=N --txd=N       descriptors per queue (default 1024)\n"
-		"  --burst=N             packets per burst and per burst-queue item, 1..1024 (32)\n"
+		"  --burst=N             packets per rx_burst, 1..1024 (32)\n"
 		"  --nb-cores=N          RX lcores (1)\n"
 		"  --stats-period=S      print a stats line every S seconds\n"
 		"  --total-num-mbufs=N   mbufs in the pool (default: enough)\n"
@@ -63,6 +78,8 @@ app_usage(void)
 		"  --max-packets=N       stop after N packets received\n"
 		"  --duration=S          stop after S seconds\n"
 		"  --stall-ms=N          GPU consumer watchdog (1000)\n"
+		"  --drain-ms=N          at stop, wait at most N ms for the consumer to finish what\n"
+		"                        is in flight; the rest is dropped as drain_timeout (5000)\n"
 		"  --json=FILE           machine-readable summary at exit\n"
 		"  --slow-consumer-us=N  fault injection: the consumer spends N us more per item\n"
 		"  --inject-fault        fault injection: a GPU consumer writes to an invalid address\n"
@@ -110,7 +127,7 @@ enum {
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
 	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_GPU_MAP, OPT_DEMO, OPT_HELP,
-	OPT_COMPLETION, OPT_RX_PPS, OPT_PREFILL,
+	OPT_COMPLETION, OPT_RX_PPS, OPT_PREFILL, OPT_DRAIN,
 };
 
 static const struct option app_long[] = {
@@ -148,6 +165,7 @@ static const struct option app_long[] = {
 	{ "completion", required_argument, NULL, OPT_COMPLETION },
 	{ "rx-pps", required_argument, NULL, OPT_RX_PPS },
 	{ "prefill", required_argument, NULL, OPT_PREFILL },
+	{ "drain-ms", required_argument, NULL, OPT_DRAIN },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -265,6 +283,7 @@ app_parse(int argc, char **argv, struct app_opts *o)
 			o->json = optarg;
 			break;
 		case OPT_STALL: c->stall_ms = (uint32_t)parse_u64(name, optarg, 1, 3600000, 10); break;
+		case OPT_DRAIN: c->drain_ms = (uint32_t)parse_u64(name, optarg, 0, 3600000, 10); break;
 		case OPT_SLOW:
 			c->slow_consumer_us = (uint32_t)parse_u64(name, optarg, 1, 1000000, 10);
 			break;
@@ -282,4 +301,6 @@ app_parse(int argc, char **argv, struct app_opts *o)
 	c->engine = gnio_engine_find(o->forward_mode);
 	if (c->item_pkts != 0 && c->item_pkts < c->burst)
 		app_fail("--item-pkts=%u: must be at least --burst (%u)", c->item_pkts, c->burst);
+	if (o->interactive && o->duration != 0)
+		app_fail("--duration: not with -i (stop forwarding with 'stop', or use --max-packets)");
 }

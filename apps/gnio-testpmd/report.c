@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* gnio-testpmd output: stats line, port and forwarding statistics, final report, JSON. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,43 +19,49 @@ cyc_to_ns(uint64_t c)
 }
 
 const char *
-app_gpu(struct gnio_pipeline *p, uint16_t g, uint64_t *processed, uint16_t *ports)
+app_gpu_name(int16_t id)
 {
 	struct rte_gpu_info gi;
-	int16_t id;
 
-	if (gnio_pipeline_gpu_stats(p, g, &id, processed, ports) != 0 ||
-			rte_gpu_info_get(id, &gi) != 0)
+	if (rte_gpu_info_get(id, &gi) != 0)
 		return "?";
 	return gi.name;     /* points into gpudev's device table */
+}
+
+/* Packets that came in: received, or made by a generating engine. */
+static uint64_t
+came_in(const struct gnio_counts *c)
+{
+	return c->rx + c->generated;
 }
 
 void
 app_stats_line(struct gnio_pipeline *p)
 {
-	static struct gnio_counts last;
+	static struct gnio_stats last;
 	static uint64_t last_t;
-	struct gnio_counts t;
-	uint64_t now = rte_get_timer_cycles(), dropped = 0, ldropped = 0;
+	struct gnio_stats st;
+	uint64_t now = rte_get_timer_cycles();
 	double dt = last_t ? (double)(now - last_t) / (double)rte_get_timer_hz() : 0;
 	char reasons[256] = "";
 	size_t off = 0;
 
-	gnio_pipeline_totals(p, &t);
-	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++) {
-		dropped += t.drops[r];
-		ldropped += last.drops[r];
-		if (t.drops[r] != 0 && off < sizeof(reasons))
+	gnio_pipeline_stats(p, &st, NULL, 0);
+	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
+		if (st.total.drops[r] != 0 && off < sizeof(reasons))
 			off += snprintf(reasons + off, sizeof(reasons) - off, " %s=%" PRIu64,
-					gnio_drop_name(r), t.drops[r]);
-	}
+					gnio_drop_name(r), st.total.drops[r]);
 	if (dt > 0)
-		printf(APP ": rx %.2f Mpps  tx %.2f Mpps  drop %.2f Mpps | total rx %" PRIu64
+		printf(APP ": %s %.2f Mpps  tx %.2f Mpps  drop %.2f Mpps | total %s %" PRIu64
 				" tx %" PRIu64 " dropped %" PRIu64 "%s\n",
-				(double)(t.rx - last.rx) / dt / 1e6, (double)(t.tx - last.tx) / dt / 1e6,
-				(double)(dropped - ldropped) / dt / 1e6, t.rx, t.tx, dropped, reasons);
+				st.total.generated ? "gen" : "rx",
+				(double)(came_in(&st.total) - came_in(&last.total)) / dt / 1e6,
+				(double)(st.total.tx - last.total.tx) / dt / 1e6,
+				(double)(st.dropped - last.dropped) / dt / 1e6,
+				st.total.generated ? "generated" : "rx", came_in(&st.total),
+				st.total.tx, st.dropped, reasons);
 	fflush(stdout);
-	last = t;
+	last = st;
 	last_t = now;
 }
 
@@ -80,33 +87,33 @@ void
 app_show_fwd_stats(struct gnio_pipeline *p)
 {
 	const struct gnio_pipeline_conf *c = gnio_pipeline_get_conf(p);
+	static struct gnio_counts k[GNIO_MAX_PORTS];
+	struct gnio_stats st;
 	struct gnio_hist h;
 
+	gnio_pipeline_stats(p, &st, k, GNIO_MAX_PORTS);
 	for (uint16_t i = 0; i < c->nb_ports; i++) {
-		struct gnio_counts k;
 		uint64_t dropped = 0;
 
-		gnio_pipeline_port_counts(p, i, &k);
 		for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
-			dropped += k.drops[r];
+			dropped += k[i].drops[r];
 		printf("  ---- Forward statistics for port %-2u ----\n", c->ports[i]);
-		printf("  RX-packets: %-14" PRIu64 " RX-dropped: %-14" PRIu64 " TX-packets: %" PRIu64 "\n",
-				k.rx, dropped, k.tx);
+		if (k[i].generated != 0)
+			printf("  Generated: %-14" PRIu64 "  RX-dropped: %-14" PRIu64 " TX-packets: %"
+					PRIu64 "\n", k[i].generated, dropped, k[i].tx);
+		else
+			printf("  RX-packets: %-14" PRIu64 " RX-dropped: %-14" PRIu64 " TX-packets: %"
+					PRIu64 "\n", k[i].rx, dropped, k[i].tx);
 		for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
-			if (k.drops[r] != 0)
-				printf("    dropped %-16s %" PRIu64 "\n", gnio_drop_name(r), k.drops[r]);
+			if (k[i].drops[r] != 0)
+				printf("    dropped %-16s %" PRIu64 "\n", gnio_drop_name(r), k[i].drops[r]);
 	}
 	gnio_pipeline_latency(p, &h);
-	printf("  engine %s processed %" PRIu64 " packets\n", c->engine->name,
-			gnio_pipeline_processed(p));
-	for (uint16_t g = 0; gnio_pipeline_nb_gpus(p) > 1 && g < gnio_pipeline_nb_gpus(p); g++) {
-		uint64_t n;
-		uint16_t np;
-		const char *name = app_gpu(p, g, &n, &np);
-
-		printf("    GPU %-12s %u port(s), processed %" PRIu64 "\n", name, np, n);
-	}
-	for (uint16_t g = 0; g < gnio_pipeline_nb_gpus(p); g++) {
+	printf("  engine %s processed %" PRIu64 " packets\n", c->engine->name, st.processed);
+	for (uint16_t g = 0; st.nb_gpus > 1 && g < st.nb_gpus; g++)
+		printf("    GPU %-12s %u port(s), processed %" PRIu64 "\n",
+				app_gpu_name(st.gpu[g].gpu_id), st.gpu[g].nb_ports, st.gpu[g].processed);
+	for (uint16_t g = 0; g < st.nb_gpus; g++) {
 		struct gnio_consumer_stats cs;
 
 		if (gnio_pipeline_consumer_stats(p, g, &cs) != 0 || cs.wait_ns + cs.work_ns == 0)
@@ -123,9 +130,10 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 					(double)cs.publish_ns / (double)cs.items / 1e3, cs.polls,
 					(double)cs.poll_ns / (double)cs.polls / 1e3, cs.dispatched);
 	}
+	/* One latency sample per burst-queue item: its first packet's rx_burst to completion. */
 	if (h.count != 0)
-		printf("  latency rx_burst->completion over %" PRIu64 " bursts: p50 %.2f us  p99 %.2f us"
-				"  p99.9 %.2f us  max %.2f us\n", h.count,
+		printf("  latency rx_burst->completion over %" PRIu64 " items (first packet of each): "
+				"p50 %.2f us  p99 %.2f us  p99.9 %.2f us  max %.2f us\n", h.count,
 				cyc_to_ns(gnio_hist_quantile(&h, 0.5)) / 1e3,
 				cyc_to_ns(gnio_hist_quantile(&h, 0.99)) / 1e3,
 				cyc_to_ns(gnio_hist_quantile(&h, 0.999)) / 1e3, cyc_to_ns(h.max) / 1e3);
@@ -134,76 +142,97 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 static void
 json_counts(FILE *f, const struct gnio_counts *c)
 {
-	fprintf(f, "{\"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"drops\": {", c->rx, c->tx);
+	fprintf(f, "{\"rx\": %" PRIu64 ", \"generated\": %" PRIu64 ", \"tx\": %" PRIu64
+			", \"drops\": {", c->rx, c->generated, c->tx);
 	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
 		fprintf(f, "%s\"%s\": %" PRIu64, r ? ", " : "", gnio_drop_name(r), c->drops[r]);
 	fprintf(f, "}}");
 }
 
+/* A JSON string: quotes, backslashes and control characters escaped. */
 static void
+json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* Write the summary; false (with the reason on stderr) when it could not be written whole. */
+static bool
 json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *chk,
 		const char *error, double seconds)
 {
 	const struct gnio_pipeline_conf *c = gnio_pipeline_get_conf(p);
-	uint64_t rx_cyc, comp_cyc;
+	static struct gnio_counts k[GNIO_MAX_PORTS];
+	struct gnio_stats st;
 	struct gnio_hist h;
+	uint64_t in;
 	FILE *f = fopen(path, "w");
 
 	if (f == NULL) {
-		fprintf(stderr, APP ": --json=%s: cannot write\n", path);
-		return;
+		fprintf(stderr, APP ": --json=%s: cannot write: %s\n", path, strerror(errno));
+		return false;
 	}
 	gnio_pipeline_latency(p, &h);
-	gnio_pipeline_cycles(p, &rx_cyc, &comp_cyc);
+	gnio_pipeline_stats(p, &st, k, GNIO_MAX_PORTS);
+	in = came_in(&st.total);
 	fprintf(f, "{\n  \"forward_mode\": \"%s\", \"consumer\": \"%s\", \"mem\": \"%s\",\n",
 			c->engine->name, c->consumer, gnio_mem_mode_name(c->mem));
 	fprintf(f, "  \"burst\": %u, \"item_pkts\": %u, \"ring_items\": %u, \"flush_us\": %u, "
-			"\"nb_cores\": %u,\n", c->burst, c->item_pkts, c->ring_items, c->flush_us,
-			c->nb_cores);
+			"\"nb_cores\": %u, \"drain_ms\": %u,\n", c->burst, c->item_pkts, c->ring_items,
+			c->flush_us, c->nb_cores, c->drain_ms);
 	fprintf(f, "  \"completion\": \"%s\", \"rx_pps\": %" PRIu64 ", \"prefill_len\": %u,\n",
 			c->completion == GNIO_COMPLETION_RX ? "rx" :
 			c->completion == GNIO_COMPLETION_LCORE ? "lcore" : "auto", c->rx_pps,
 			c->prefill_len);
 	fprintf(f, "  \"seconds\": %.6f,\n  \"total\": ", seconds);
 	json_counts(f, &chk->total);
-	fprintf(f, ",\n  \"processed\": %" PRIu64 ",\n  \"ports\": [", gnio_pipeline_processed(p));
+	fprintf(f, ",\n  \"processed\": %" PRIu64 ",\n  \"ports\": [", st.processed);
 	for (uint16_t i = 0; i < c->nb_ports; i++) {
-		struct gnio_counts k;
-
 		struct rte_ether_addr mac = { 0 };
 		char macs[RTE_ETHER_ADDR_FMT_SIZE];
 
-		gnio_pipeline_port_counts(p, i, &k);
 		rte_eth_macaddr_get(c->ports[i], &mac);
 		rte_ether_format_addr(macs, sizeof(macs), &mac);
 		fprintf(f, "%s\n    {\"port\": %u, \"mac\": \"%s\", \"counts\": ", i ? "," : "",
 				c->ports[i], macs);
-		json_counts(f, &k);
-		fprintf(f, ", \"datapath\": \"%s\"}", gnio_pipeline_datapath(p, i));
+		json_counts(f, &k[i]);
+		fprintf(f, ", \"datapath\": ");
+		json_str(f, gnio_pipeline_datapath(p, i));
+		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ],\n  \"gpus\": [");
-	for (uint16_t g = 0; g < gnio_pipeline_nb_gpus(p); g++) {
-		uint64_t n;
-		uint16_t np;
-		const char *name = app_gpu(p, g, &n, &np);
-
+	for (uint16_t g = 0; g < st.nb_gpus; g++) {
 		struct gnio_consumer_stats cs;
 
 		gnio_pipeline_consumer_stats(p, g, &cs);
-		fprintf(f, "%s{\"name\": \"%s\", \"ports\": %u, \"processed\": %" PRIu64
+		fprintf(f, "%s{\"name\": ", g ? ", " : "");
+		json_str(f, app_gpu_name(st.gpu[g].gpu_id));
+		fprintf(f, ", \"ports\": %u, \"processed\": %" PRIu64
 				", \"launches\": %" PRIu64 ", \"warps\": %u, \"warp_wait_ns\": %" PRIu64
 				", \"warp_work_ns\": %" PRIu64 ", \"warp_items\": %" PRIu64
 				", \"warp_fetch_ns\": %" PRIu64 ", \"warp_engine_ns\": %" PRIu64
 				", \"warp_publish_ns\": %" PRIu64 ", \"polls\": %" PRIu64
-				", \"poll_ns\": %" PRIu64 ", \"dispatched\": %" PRIu64 "}",
-				g ? ", " : "", name, np, n, cs.launches, cs.warps, cs.wait_ns,
+				", \"poll_ns\": %" PRIu64 ", \"dispatched\": %" PRIu64
+				", \"skipped\": %" PRIu64 "}",
+				st.gpu[g].nb_ports, st.gpu[g].processed, cs.launches, cs.warps, cs.wait_ns,
 				cs.work_ns, cs.items, cs.fetch_ns, cs.engine_ns, cs.publish_ns, cs.polls,
-				cs.poll_ns, cs.dispatched);
+				cs.poll_ns, cs.dispatched, cs.skipped);
 	}
 	fprintf(f, "],\n  \"cycles_per_packet\": {\"rx\": %.2f, \"completion\": %.2f},\n",
-			chk->total.rx ? (double)rx_cyc / (double)chk->total.rx : 0.0,
-			chk->total.rx ? (double)comp_cyc / (double)chk->total.rx : 0.0);
-	fprintf(f, "  \"latency_ns\": {\"bursts\": %" PRIu64 ", \"p50\": %.0f, \"p99\": %.0f, "
+			in ? (double)st.rx_cycles / (double)in : 0.0,
+			in ? (double)st.comp_cycles / (double)in : 0.0);
+	fprintf(f, "  \"latency_ns\": {\"items\": %" PRIu64 ", \"p50\": %.0f, \"p99\": %.0f, "
 			"\"p999\": %.0f, \"max\": %.0f},\n", h.count,
 			cyc_to_ns(gnio_hist_quantile(&h, 0.5)), cyc_to_ns(gnio_hist_quantile(&h, 0.99)),
 			cyc_to_ns(gnio_hist_quantile(&h, 0.999)), cyc_to_ns(h.max));
@@ -217,37 +246,47 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 		first = 0;
 	}
 	fprintf(f, "],\n");
-	fprintf(f, "  \"conserved\": %s, \"pools_full\": %s, \"items_consistent\": %s,\n  \"pools\": [",
+	fprintf(f, "  \"conserved\": %s, \"pools_full\": %s, \"items_consistent\": %s,\n",
 			chk->conserved ? "true" : "false", chk->pools_full ? "true" : "false",
 			chk->items_consistent ? "true" : "false");
+	fprintf(f, "  \"drain_abandoned\": %" PRIu64 ",\n  \"pools\": [",
+			gnio_pipeline_drain_abandoned(p));
 	for (unsigned int i = 0; i < chk->nb_pools; i++)
 		fprintf(f, "%s{\"name\": \"%s\", \"size\": %u, \"at_start\": %u, \"at_stop\": %u}",
 				i ? ", " : "", chk->pool[i].name, chk->pool[i].size,
-				chk->pool[i].at_start, chk->pool[i].now);
-	fprintf(f, "],\n  \"error\": \"%s\"\n}\n", error);
-	fclose(f);
+				chk->pool[i].at_start, chk->pool[i].avail);
+	fprintf(f, "],\n  \"error\": ");
+	json_str(f, error);
+	fprintf(f, "\n}\n");
+	if (ferror(f) || fclose(f) != 0) {
+		fprintf(stderr, APP ": --json=%s: write failed: %s\n", path, strerror(errno));
+		return false;
+	}
+	return true;
 }
 
-bool
+int
 app_report(struct gnio_pipeline *p, const char *json, const char *error, double seconds)
 {
 	struct gnio_check chk;
+	bool ok;
 
 	gnio_pipeline_check(p, &chk);
 	app_show_fwd_stats(p);
-	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s\n",
-			chk.total.rx, chk.total.tx, chk.dropped,
-			chk.conserved ? "conserved" : "NOT CONSERVED");
+	printf(APP ": %s %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s\n",
+			chk.total.generated ? "generated" : "received", came_in(&chk.total), chk.total.tx,
+			chk.dropped, chk.conserved ? "conserved" : "NOT CONSERVED");
 	for (unsigned int i = 0; i < chk.nb_pools; i++)
 		printf(APP ": mempool %s: %u of %u available, %u at start: %s\n", chk.pool[i].name,
-				chk.pool[i].now, chk.pool[i].size, chk.pool[i].at_start,
-				chk.pool[i].now == chk.pool[i].at_start ? "back to its starting level" :
+				chk.pool[i].avail, chk.pool[i].size, chk.pool[i].at_start,
+				chk.pool[i].avail == chk.pool[i].at_start ? "back to its starting level" :
 				"NOT BACK (mbufs held elsewhere)");
 	if (!chk.items_consistent)
 		printf(APP ": GPU %u: the consumer ran %" PRIu64 " items (dispatched %" PRIu64
 				"), completion saw %" PRIu64 " DONE: NOT CONSISTENT\n", chk.items_gpu,
 				chk.items_consumer, chk.items_dispatched, chk.items_completed);
-	if (json != NULL)
-		json_write(p, json, &chk, error, seconds);
-	return chk.conserved && chk.pools_full && chk.in_flight == 0 && chk.items_consistent;
+	ok = chk.conserved && chk.pools_full && chk.in_flight == 0 && chk.items_consistent;
+	if (json != NULL && !json_write(p, json, &chk, error, seconds))
+		return ok ? APP_REPORT_NO_JSON : APP_REPORT_FAILED;
+	return ok ? APP_REPORT_OK : APP_REPORT_FAILED;
 }

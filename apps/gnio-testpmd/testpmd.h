@@ -33,8 +33,11 @@ void app_parse(int argc, char **argv, struct app_opts *o);
 /** Print the usage. */
 void app_usage(void);
 
-/** Exit 2 with "gnio-testpmd: <reason>". */
+/** Exit 2 with "gnio-testpmd: <reason>" (before the EAL started). */
 void app_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/** After the EAL started: print "gnio-testpmd: <reason>", clean the EAL up, exit @p code. */
+void app_exit(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
 /** Interactive prompt (DPDK cmdline): returns when the user quits. */
 void app_prompt(struct gnio_pipeline *p);
@@ -48,13 +51,18 @@ void app_show_port_stats(struct gnio_pipeline *p);
 /** Forwarding statistics: per port, drops by reason, engine, latency. */
 void app_show_fwd_stats(struct gnio_pipeline *p);
 
-/** Final report: conservation and mempool checks. @return true when both hold. */
-bool app_report(struct gnio_pipeline *p, const char *json, const char *error, double seconds);
+/** What app_report found. */
+enum app_report_result {
+	APP_REPORT_OK,          /**< conserved, pools full, nothing in flight, items consistent */
+	APP_REPORT_FAILED,      /**< one of those does not hold */
+	APP_REPORT_NO_JSON,     /**< they hold, but the --json summary could not be written */
+};
 
-/** GPU @p g of the pipeline: its name, packets its consumer processed, ports bound to it. */
-const char *app_gpu(struct gnio_pipeline *p, uint16_t g, uint64_t *processed, uint16_t *ports);
+/** Final report: conservation and mempool checks, and the --json summary. */
+int app_report(struct gnio_pipeline *p, const char *json, const char *error, double seconds);
 
-/** Set by SIGINT/SIGTERM. */
-extern volatile int app_quit;
+/** Name of gpudev device @p id ("?" if none). */
+const char *app_gpu_name(int16_t id);
+
 
 #endif

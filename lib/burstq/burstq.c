@@ -45,10 +45,12 @@ struct gnio_burstq {
 	uint32_t *status;                             /* ours: one 128-byte line per item */
 	struct gnio_bq_dev *dev;                      /* consumer view, registered */
 	uint64_t *first_tsc;                          /* host only, per item */
+	uint16_t *fail_reason;                        /* host only, per item: why it is ERROR */
 
 	/* Producer (RX lcore). */
 	uint32_t head __rte_cache_aligned;            /* open item */
 	uint32_t fill;                                /* packets in the open item */
+	uint32_t seg_fill;                            /* segment entries used by the open item */
 	uint16_t fill_port;
 
 	/* Completion lcore. */
@@ -110,10 +112,13 @@ bq_free(struct gnio_burstq *q)
 		bq_shared_free(q->gpu_id, q->dev->item_port);
 		bq_shared_free(q->gpu_id, q->dev->item_uniform);
 		bq_shared_free(q->gpu_id, q->dev->pkt_len);
+		bq_shared_free(q->gpu_id, q->dev->segs);
+		bq_shared_free(q->gpu_id, q->dev->pkt_segs);
 	}
 	bq_shared_free(q->gpu_id, q->dev);
 	bq_shared_free(q->gpu_id, q->status);
 	rte_free(q->first_tsc);
+	rte_free(q->fail_reason);
 	rte_free(q);
 }
 
@@ -158,7 +163,8 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 			conf->socket);
 	q->dev = bq_shared_alloc(gpu, sizeof(*q->dev), conf->socket);
 	q->first_tsc = rte_zmalloc_socket("gnio_bq", n * sizeof(uint64_t), 0, conf->socket);
-	if (q->status == NULL || q->dev == NULL || q->first_tsc == NULL)
+	q->fail_reason = rte_zmalloc_socket("gnio_bq", n * sizeof(uint16_t), 0, conf->socket);
+	if (q->status == NULL || q->dev == NULL || q->first_tsc == NULL || q->fail_reason == NULL)
 		goto nomem;
 	q->dev->verdicts = bq_shared_alloc(gpu, (size_t)n * q->max_pkts * sizeof(uint16_t),
 			conf->socket);
@@ -166,8 +172,16 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 	q->dev->item_uniform = bq_shared_alloc(gpu, n * sizeof(uint32_t), conf->socket);
 	q->dev->pkt_len = bq_shared_alloc(gpu, (size_t)n * q->max_pkts * sizeof(uint32_t),
 			conf->socket);
+	q->dev->seg_cap = q->max_pkts * GNIO_BQ_SEGS_PER_PKT;
+	if (!conf->cpu_consumer) {
+		q->dev->segs = bq_shared_alloc(gpu, (size_t)n * q->dev->seg_cap *
+				sizeof(struct gnio_seg), conf->socket);
+		q->dev->pkt_segs = bq_shared_alloc(gpu, (size_t)n * q->max_pkts * sizeof(uint32_t),
+				conf->socket);
+	}
 	if (q->dev->verdicts == NULL || q->dev->item_port == NULL || q->dev->item_uniform == NULL ||
-			q->dev->pkt_len == NULL)
+			q->dev->pkt_len == NULL ||
+			(!conf->cpu_consumer && (q->dev->segs == NULL || q->dev->pkt_segs == NULL)))
 		goto nomem;
 	q->dev->items = (struct gnio_comm_item *)q->list;
 	q->dev->status = q->status;
@@ -229,6 +243,30 @@ gnio_burstq_slots(struct gnio_burstq *q, uint16_t rx_port, uint32_t *room)
 	return &q->list[q->head & q->mask].mbufs[q->fill];
 }
 
+/*
+ * A chained packet for a GPU consumer: its segments after the first go into the
+ * item's segment table (see gnio_bq_dev.pkt_segs); when they do not fit, it is
+ * marked not described and engines that need its bytes drop it as such.
+ */
+static __rte_noinline void
+bq_describe_segs(struct gnio_burstq *q, uint32_t slot, uint32_t idx, const struct rte_mbuf *m)
+{
+	struct gnio_seg *tab = &q->dev->segs[(size_t)slot * q->dev->seg_cap];
+	uint32_t *ps = &q->dev->pkt_segs[(size_t)slot * q->max_pkts + idx];
+	uint32_t first = q->seg_fill, k = 0;
+
+	if (m->nb_segs - 1u > q->dev->seg_cap - first) {
+		*ps = GNIO_BQ_SEGS(0, 0);
+		return;
+	}
+	for (const struct rte_mbuf *s = m->next; s != NULL; s = s->next, k++) {
+		tab[first + k].addr = rte_pktmbuf_mtod(s, const uint8_t *);
+		tab[first + k].len = s->data_len;
+	}
+	q->seg_fill = first + k;
+	*ps = GNIO_BQ_SEGS(first, k);
+}
+
 void
 gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t tsc)
 {
@@ -250,10 +288,12 @@ gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t
 		for (uint32_t i = 0; i < n; i++) {
 			const struct rte_mbuf *m = mb[i];
 
-			/* Chained mbufs: the consumer sees the first segment (headers). */
+			/* Chained mbufs: the first segment here, the others in the segment table. */
 			pl[i].addr = (uintptr_t)m->buf_addr + m->data_off;
 			pl[i].size = m->data_len;
 			plen[i] = m->pkt_len;
+			if (unlikely(m->nb_segs > 1))
+				bq_describe_segs(q, slot, q->fill + i, m);
 		}
 	}
 	q->fill += n;
@@ -311,6 +351,7 @@ gnio_burstq_publish(struct gnio_burstq *q)
 		rte_gpu_wmb(q->gpu_id);
 	gnio_shm_status_release(bq_status(q, q->head), GNIO_BQ_READY);
 	q->fill = 0;
+	q->seg_fill = 0;
 	q->head++;
 	gnio_shm_flag_store(&q->published, q->head);
 	return 1;
@@ -334,6 +375,7 @@ gnio_burstq_peek_done(struct gnio_burstq *q, struct gnio_bq_done *done)
 	done->rx_port = q->dev->item_port[slot];
 	done->uniform = q->dev->item_uniform[slot];
 	done->first_rx_tsc = q->first_tsc[slot];
+	done->fail_reason = q->fail_reason[slot];
 	return true;
 }
 
@@ -353,7 +395,7 @@ gnio_burstq_release(struct gnio_burstq *q)
 }
 
 uint32_t
-gnio_burstq_fail_ready(struct gnio_burstq *q)
+gnio_burstq_fail_ready(struct gnio_burstq *q, uint16_t reason, uint64_t *pkts)
 {
 	uint32_t end = gnio_shm_flag_load(&q->published), n = 0;
 
@@ -361,6 +403,9 @@ gnio_burstq_fail_ready(struct gnio_burstq *q)
 		uint32_t *s = bq_status(q, i);
 
 		if (gnio_shm_status_acquire(s) == GNIO_BQ_READY) {
+			q->fail_reason[i & q->mask] = reason;
+			if (pkts != NULL)
+				*pkts += q->list[i & q->mask].num_pkts;
 			gnio_shm_status_release(s, GNIO_BQ_ERROR);
 			n++;
 		}

@@ -40,6 +40,7 @@ struct gnio_bq_done {
 	uint32_t status;           /**< GNIO_BQ_DONE, or GNIO_BQ_ERROR (verdicts unusable) */
 	uint16_t rx_port;          /**< port the packets came from */
 	uint32_t uniform;          /**< GNIO_BQ_UNIFORM | port: every verdict is that port */
+	uint16_t fail_reason;      /**< status ERROR: why every packet is dropped (enum gnio_drop_reason) */
 	uint64_t first_rx_tsc;     /**< TSC when the first packet of the item was received */
 };
 
@@ -63,7 +64,7 @@ uint32_t gnio_burstq_room(struct gnio_burstq *q);
 
 /**
  * Describe up to @p n mbufs in the open item (chained mbufs included: the
- * consumer sees the first segment). @p tsc is when they were received.
+ * descriptor gives the first segment, the item's segment table the others). @p tsc is when they were received.
  * Packets of one item share one RX port: a different port publishes first.
  * @return how many were added (less than n when the item filled or is not FREE).
  */
@@ -103,12 +104,13 @@ bool gnio_burstq_peek_done(struct gnio_burstq *q, struct gnio_bq_done *done);
 void gnio_burstq_release(struct gnio_burstq *q);
 
 /**
- * Mark every published item that is still READY as ERROR, after the consumer
- * failed (it will not complete them); the completion side then frees their
- * packets as consumer_error. Call only when the consumer is stopped or dead.
- * @return number of items marked.
+ * Mark every published item that is still READY as ERROR, once the consumer
+ * will not complete them (it failed, or stopped at the drain bound); the
+ * completion side then drops their packets for @p reason (enum
+ * gnio_drop_reason). Call only when the consumer is stopped or dead.
+ * @return number of items marked; @p pkts (if not NULL) gets their packets.
  */
-uint32_t gnio_burstq_fail_ready(struct gnio_burstq *q);
+uint32_t gnio_burstq_fail_ready(struct gnio_burstq *q, uint16_t reason, uint64_t *pkts);
 
 /**
  * Sequence number of the next item to be published (items published so far).

@@ -25,6 +25,7 @@
 #define GNIO_SHM_H
 
 #include "gnio_hd.h"
+#include "gnio_seg.h"
 
 /** Item states; equal to enum rte_gpu_comm_list_status (checked in burstq.c). */
 #define GNIO_BQ_FREE 0u
@@ -34,6 +35,15 @@
 
 /** Set in gnio_bq_dev.item_uniform when every verdict of an item names one port. */
 #define GNIO_BQ_UNIFORM 0x80000000u
+
+/**
+ * Values of a consumer's quit flag (CPU writes, consumer polls in every spin
+ * loop): 0 run; GNIO_QUIT_DRAIN: the producers stopped, complete what was
+ * published, then leave; GNIO_QUIT_NOW: take no more items, finish the one in
+ * hand and leave (what is still READY is the CPU's to drop).
+ */
+#define GNIO_QUIT_DRAIN 1u
+#define GNIO_QUIT_NOW 2u
 
 /** Distance between two items' status words, in 32-bit words (128 bytes). */
 #define GNIO_BQ_STATUS_STRIDE 32u
@@ -60,6 +70,18 @@
 #define GNIO_BQ_META(count, port) ((uint32_t)(count) | (uint32_t)(port) << 16)
 #define GNIO_BQ_META_COUNT(m) ((m) & 0xffffu)
 #define GNIO_BQ_META_PORT(m) ((uint16_t)((m) >> 16))
+
+/**
+ * Segments described per item for its chained packets, per packet on
+ * average (a 9000 B frame in 2 KiB mbufs has 4 after its first). A chained
+ * packet that no longer fits is marked not described (GNIO_BQ_SEGS(0, 0)).
+ */
+#define GNIO_BQ_SEGS_PER_PKT 4u
+
+/** gnio_bq_dev.pkt_segs of a chained packet: its first entry in the item's table, and count. */
+#define GNIO_BQ_SEGS(first, count) ((uint32_t)(first) << 16 | (uint32_t)(count))
+#define GNIO_BQ_SEGS_FIRST(v) ((v) >> 16)
+#define GNIO_BQ_SEGS_COUNT(v) ((v) & 0xffffu)
 
 /** Same layout as struct rte_gpu_comm_pkt (checked in burstq.c). */
 struct gnio_comm_pkt {
@@ -94,6 +116,15 @@ struct gnio_bq_dev {
 	 * port, else 0. Consumer writes before DONE, completion reads after DONE.
 	 */
 	uint32_t *item_uniform;
+	/**
+	 * Chained packets (pkt_len above the descriptor's size): [nb_items * seg_cap]
+	 * segments after the first, and [nb_items * max_pkts] GNIO_BQ_SEGS(first,
+	 * count) per packet, written only for chained packets (count 0: not
+	 * described). Producer writes before READY; consumers read.
+	 */
+	struct gnio_seg *segs;
+	uint32_t *pkt_segs;
+	uint32_t seg_cap;               /**< segs entries per item */
 	uint32_t nb_items;              /**< power of two */
 	uint32_t max_pkts;              /**< packets per item at most */
 };
@@ -234,6 +265,16 @@ gnio_shm_dev_gpu_acquire(const uint32_t *p)
 	uint32_t v;
 
 	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+
+/** Load a word written by another warp of the same GPU, no ordering (a hint, read in L2). */
+__device__ __forceinline__ uint32_t
+gnio_shm_dev_gpu_peek(const uint32_t *p)
+{
+	uint32_t v;
+
+	asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
 	return v;
 }
 

@@ -7,9 +7,12 @@
  *    segment with its pseudo-header (UDP checksum 0: none was sent).
  *  - IPv6: the TCP or UDP checksum (no extension headers are walked; UDP
  *    checksum 0 is invalid over IPv6).
- *  - A bad sum drops the packet as "bad_csum". A good packet, a fragment, a
- *    packet of another kind, or a segment not all in the readable first
- *    segment of a chained mbuf goes unchanged to the paired port.
+ *  - A bad sum drops the packet as "bad_csum". A good packet, a fragment or a
+ *    packet of another kind goes unchanged to the paired port.
+ *  - Every byte is summed, across the segments of a chained mbuf too: the
+ *    caller gives the segments after the first (gnio_eng_csum_segs(), or
+ *    gnio_csum_add_piece() per segment). A packet whose bytes are not all
+ *    there to read is never called good: it is dropped as "unverified".
  *
  * The engine is split in two so a GPU warp can sum one packet's payload with
  * all its lanes (wide, coalesced loads): gnio_eng_csum_plan() parses the
@@ -95,9 +98,7 @@ gnio_eng_csum_plan(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, const uint8_t *
 	} else if (seg < 20 || len < l4 + 20) {
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	}
-	/* Segment not all readable (chained mbuf): cannot be verified here. */
-	if (l4 + seg > len)
-		return plan->fwd;
+	/* The segment may go on past the first segment (@p len): the caller sums the rest. */
 	plan->off = l4;
 	plan->n = seg;
 	plan->sum = sum + proto + seg;
@@ -111,17 +112,48 @@ gnio_eng_csum_finish(const struct gnio_csum_plan *plan, uint16_t folded)
 	return folded == 0xffffu ? plan->fwd : gnio_verdict_drop(GNIO_DROP_BAD_CSUM);
 }
 
+/**
+ * Verdict once the pieces of a plan were summed: @p sum covers the packet's
+ * bytes up to offset @p reached (the end of the last piece added). Bytes of the
+ * plan past that were not there to read: "unverified", never good.
+ */
+GNIO_HD static inline uint16_t
+gnio_eng_csum_judge(const struct gnio_csum_plan *plan, uint32_t sum, uint32_t reached)
+{
+	if (reached < plan->off + plan->n)
+		return gnio_verdict_drop(GNIO_DROP_UNVERIFIED);
+	return gnio_eng_csum_finish(plan, gnio_csum_fold32(sum));
+}
+
+/**
+ * csum over a packet in segments: @p len bytes at @p pkt (the first segment),
+ * then @p nb_segs more at @p segs (NULL when there are none).
+ */
+GNIO_HD static inline uint16_t
+gnio_eng_csum_segs(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, const uint8_t *GNIO_RESTRICT pkt,
+		uint32_t len, uint32_t pkt_len, uint16_t rx_port, const struct gnio_seg *segs,
+		uint32_t nb_segs)
+{
+	struct gnio_csum_plan plan;
+	uint16_t v = gnio_eng_csum_plan(ctx, pkt, len, pkt_len, rx_port, &plan);
+	uint32_t end = plan.off + plan.n, at = len, sum;
+
+	if (plan.n == 0)
+		return v;
+	sum = gnio_csum_add_piece(pkt, 0, len, plan.off, end, plan.sum);
+	for (uint32_t i = 0; i < nb_segs && at < end; i++) {
+		sum = gnio_csum_add_piece(segs[i].addr, at, segs[i].len, plan.off, end, sum);
+		at += segs[i].len;
+	}
+	return gnio_eng_csum_judge(&plan, sum, at);
+}
+
+/** csum with only the first segment readable: a packet longer than that is "unverified". */
 GNIO_HD static inline uint16_t
 gnio_eng_csum(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, uint8_t *GNIO_RESTRICT pkt, uint32_t len,
 		uint32_t pkt_len, uint16_t rx_port)
 {
-	struct gnio_csum_plan plan;
-	uint16_t v = gnio_eng_csum_plan(ctx, pkt, len, pkt_len, rx_port, &plan);
-
-	if (plan.n == 0)
-		return v;
-	return gnio_eng_csum_finish(&plan, gnio_csum_fold32(gnio_csum_add(pkt + plan.off, plan.n,
-			plan.sum)));
+	return gnio_eng_csum_segs(ctx, pkt, len, pkt_len, rx_port, NULL, 0);
 }
 
 #endif

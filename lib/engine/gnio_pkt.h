@@ -14,6 +14,7 @@
 #define GNIO_PKT_H
 
 #include "gnio_hd.h"
+#include "gnio_seg.h"
 
 #define GNIO_ETH_HLEN 14u
 #define GNIO_ETH_VLAN 0x8100u
@@ -209,6 +210,29 @@ gnio_csum_fold32(uint32_t sum)
 	while (sum >> 16)
 		sum = (sum & 0xffffu) + (sum >> 16);
 	return (uint16_t)sum;
+}
+
+/**
+ * One piece of a packet in a one's-complement sum of the byte range
+ * [@p from, @p to) of the packet, @p from even: the piece holds packet offsets
+ * [@p at, @p at + @p n) at @p p; the bytes of it inside the range are added,
+ * swapped when the piece's first one sits at an odd offset of the range
+ * (RFC 1071: a sum is byte-order independent up to that swap). Calling it for
+ * every piece in turn sums a range that crosses segments.
+ * @return the new sum (not folded).
+ */
+GNIO_HD static inline uint32_t
+gnio_csum_add_piece(const uint8_t *p, uint32_t at, uint32_t n, uint32_t from, uint32_t to,
+		uint32_t sum)
+{
+	uint32_t lo = from > at ? from : at;
+	uint32_t hi = to < at + n ? to : at + n;
+	uint16_t s;
+
+	if (lo >= hi)
+		return sum;
+	s = gnio_csum_fold32(gnio_csum_add(p + (lo - at), hi - lo, 0));
+	return sum + (((lo - from) & 1u) ? gnio_bswap16(s) : s);
 }
 
 /** Internet checksum of @p n bytes (n even), folded, not complemented. */

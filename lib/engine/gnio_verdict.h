@@ -19,10 +19,12 @@
 	X(MALFORMED, malformed, "packet shorter than its headers or headers inconsistent") \
 	X(NOT_HANDLED, not_handled, "engine does not answer this kind of packet") \
 	X(BAD_CSUM, bad_csum, "IPv4 header or TCP/UDP checksum is wrong (csum engine)") \
+	X(UNVERIFIED, unverified, "csum engine: not every byte could be read (segments not described)") \
 	X(RXONLY, rxonly, "consumed by the rxonly engine") \
 	X(NO_ROUTE, no_route, "verdict names a port that is not forwarding") \
 	X(TX_FULL, tx_full, "transmit queue stayed full") \
-	X(CONSUMER, consumer_error, "consumer failed before giving a verdict")
+	X(CONSUMER, consumer_error, "consumer failed before giving a verdict") \
+	X(DRAIN_TIMEOUT, drain_timeout, "still in flight when the drain bound at stop passed (--drain-ms)")
 
 /** Drop reasons. */
 enum gnio_drop_reason {

@@ -40,6 +40,7 @@ struct gnio_consumer_stats {
 	uint64_t polls;       /**< loads of a status word in host memory */
 	uint64_t poll_ns;     /**< time those loads took, from issue to value */
 	uint64_t dispatched;  /**< items they saw READY and handed to workers */
+	uint64_t skipped;     /**< items handed out that workers left READY (stopped at the drain bound) */
 	uint32_t warps;       /**< worker warps of the kernel */
 };
 
@@ -56,8 +57,11 @@ struct gnio_consumer_ops {
 	/** Host consumers: one pass over the queues, from the assigned lcore. Items done. */
 	unsigned int (*step)(struct gnio_consumer *c);
 	/**
-	 * Stop after every published item is DONE (the producers must be stopped
-	 * first). 0, -EIO on a GPU fault, -ETIMEDOUT when it did not drain.
+	 * Stop once every published item is DONE (the producers must be stopped
+	 * first), waiting at most c->drain_ms for that. 0: all done. -ETIMEDOUT:
+	 * the bound passed; the consumer then took no more items and is idle, and
+	 * the items still READY were not run (the pipeline drops them). -EIO: a
+	 * GPU fault, or it could not be made to stop (c->error says which).
 	 */
 	int (*stop)(struct gnio_consumer *c);
 	/** Health while running: 0, -EIO (fault, see c->error) or -ETIMEDOUT (stalled). */
@@ -78,6 +82,7 @@ struct gnio_consumer {
 	const struct gnio_engine *engine;
 	struct gnio_eng_ctx *ctx;         /**< registered with the GPU */
 	uint32_t stall_ms;                /**< watchdog: no progress this long while items wait */
+	uint32_t drain_ms;                /**< stop: longest wait for the published items */
 	uint32_t slow_us;                 /**< fault injection: extra time spent per item */
 	bool inject_fault;                /**< fault injection: GPU consumers fault on purpose */
 	/* Quit flag (CPU writes, consumer polls) for every spin loop. */

@@ -70,6 +70,9 @@ struct gnio_pipeline_conf {
 	                                          net_null copy=0); host and pinned memory only */
 	uint16_t txpkts;                     /**< txonly packet length */
 	uint32_t stall_ms;                   /**< consumer watchdog */
+	uint32_t drain_ms;                   /**< stop: longest wait for the consumer to complete what
+	                                          was published (then the rest is dropped as
+	                                          drain_timeout); default 5000 */
 	uint32_t slow_consumer_us;           /**< fault injection: consumer waits this long per item */
 	bool inject_fault;                   /**< fault injection: a GPU consumer faults on purpose */
 	bool peer_set[GNIO_MAX_PORTS];
@@ -78,24 +81,62 @@ struct gnio_pipeline_conf {
 
 /** Counters of one port (or of the whole pipeline). */
 struct gnio_counts {
-	uint64_t rx;                          /**< received (or generated, txonly) */
+	uint64_t rx;                          /**< received */
+	uint64_t generated;                   /**< made by a generating engine (txonly), not received */
 	uint64_t tx;                          /**< accepted by tx_burst */
 	uint64_t drops[GNIO_DROP_MAX];        /**< by reason */
+};
+
+/** Most GPUs (consumers) one pipeline drives, and pools a snapshot lists. */
+#define GNIO_STATS_MAX_GPUS 8
+#define GNIO_STATS_MAX_POOLS 16
+
+/** One mempool's level in a snapshot: avail + in_use == size. */
+struct gnio_pool_level {
+	char name[32];                        /**< mempool name */
+	uint32_t size;                        /**< mbufs it holds */
+	uint32_t avail;                       /**< in the pool and its caches */
+	uint32_t in_use;                      /**< size - avail: out in rings, items, NIC queues */
+	uint32_t at_start;                    /**< avail after the ports started */
+};
+
+/** One GPU's consumer in a snapshot. */
+struct gnio_gpu_counts {
+	int16_t gpu_id;                       /**< gpudev device */
+	uint16_t nb_ports;                    /**< ports bound to it */
+	uint64_t processed;                   /**< packets its consumer ran the engine on */
+};
+
+/** A consistent statistics snapshot (gnio_pipeline_stats()). */
+struct gnio_stats {
+	uint64_t tsc;                         /**< TSC when it was taken */
+	bool running;                         /**< forwarding at that time */
+	struct gnio_counts total;             /**< over all ports */
+	uint64_t dropped;                     /**< sum of total.drops */
+	uint64_t processed;                   /**< sum of gpu[].processed */
+	uint64_t in_flight;                   /**< rx + generated - tx - dropped: inside the pipeline */
+	uint64_t rx_cycles;                   /**< busy TSC cycles of RX work, summed over lcores */
+	uint64_t comp_cycles;                 /**< busy TSC cycles of completion work */
+	uint64_t first_rx_tsc;                /**< TSC of the first packet received since start, 0: none */
+	uint32_t prefill_short_len;           /**< 0, or the length of a packet shorter than
+	                                           conf.prefill_len (the port does not deliver
+	                                           the prefilled packets whole) ... */
+	uint16_t prefill_short_port;          /**< ... and the port it came from */
+	uint16_t nb_ports;                    /**< ports of the pipeline */
+	uint16_t nb_gpus;                     /**< entries of gpu[] */
+	uint16_t nb_pools;                    /**< entries of pool[] */
+	struct gnio_gpu_counts gpu[GNIO_STATS_MAX_GPUS];
+	struct gnio_pool_level pool[GNIO_STATS_MAX_POOLS];
 };
 
 /** Result of the end-of-run checks. */
 struct gnio_check {
 	struct gnio_counts total;
 	uint64_t dropped;                     /**< sum of drops */
-	bool conserved;                       /**< rx == tx + dropped */
+	bool conserved;                       /**< rx + generated == tx + dropped */
 	uint64_t in_flight;                   /**< items still published (0 after stop) */
 	unsigned int nb_pools;
-	struct {
-		char name[RTE_MEMPOOL_NAMESIZE];
-		uint32_t size;
-		uint32_t at_start;            /**< available after the ports started */
-		uint32_t now;
-	} pool[16];
+	struct gnio_pool_level pool[GNIO_STATS_MAX_POOLS];
 	bool pools_full;                      /**< every pool back to its starting level */
 	/**
 	 * Every consumer that counts the items it ran (the persistent kernel, after
@@ -143,12 +184,20 @@ void gnio_pipeline_annotate_port(struct gnio_pipeline *p, uint16_t i, const char
 int gnio_pipeline_start(struct gnio_pipeline *p);
 
 /**
- * Stop forwarding and drain: RX lcores publish what they hold and stop, the
- * consumer completes every published item, the completion lcores transmit or
- * free everything. @return 0, -EALREADY, or the consumer's error (-EIO,
- * -ETIMEDOUT); in-flight packets are then dropped as consumer_error.
+ * Stop forwarding and drain: RX lcores publish what they hold and stop, each
+ * consumer completes every published item (waiting at most conf.drain_ms),
+ * the completion lcores transmit or free everything. Received = transmitted
+ * + dropped holds in every case, and every mbuf is back in its pool.
+ * @return 0; -EALREADY when not running; -ETIMEDOUT when the drain bound
+ *   passed: the consumer stopped taking items and what it had not run was
+ *   dropped as drain_timeout (gnio_pipeline_drain_abandoned() says how much);
+ *   -EIO when a consumer failed (fault, stall, or it could not be stopped):
+ *   what it had not run was dropped as consumer_error (gnio_pipeline_error()).
  */
 int gnio_pipeline_stop(struct gnio_pipeline *p);
+
+/** Packets the last gnio_pipeline_stop() dropped as drain_timeout. */
+uint64_t gnio_pipeline_drain_abandoned(const struct gnio_pipeline *p);
 
 /** True while forwarding. */
 bool gnio_pipeline_running(const struct gnio_pipeline *p);
@@ -174,30 +223,31 @@ int gnio_pipeline_port_stop(struct gnio_pipeline *p, uint16_t i);
 /** Start port index @p i again. @return 0, -EALREADY, -EINVAL, or the ethdev error. */
 int gnio_pipeline_port_start(struct gnio_pipeline *p, uint16_t i);
 
+/** Ports of the pipeline that are not stopped (gnio_pipeline_port_stop). */
+uint16_t gnio_pipeline_nb_ports_up(const struct gnio_pipeline *p);
+
 /** Change the engine while stopped. @return 0, -EBUSY while running, -EINVAL. */
 int gnio_pipeline_set_engine(struct gnio_pipeline *p, const struct gnio_engine *e);
 
 /** The configuration in effect. */
 const struct gnio_pipeline_conf *gnio_pipeline_get_conf(const struct gnio_pipeline *p);
 
-/** Totals over all ports. */
-void gnio_pipeline_totals(const struct gnio_pipeline *p, struct gnio_counts *c);
-
-/** Counters of port index @p i (0..nb_ports-1). */
-void gnio_pipeline_port_counts(const struct gnio_pipeline *p, uint16_t i, struct gnio_counts *c);
-
-/** Packets the consumer ran the engine on. */
-uint64_t gnio_pipeline_processed(const struct gnio_pipeline *p);
+/**
+ * Take a consistent snapshot of every counter, while forwarding too (any
+ * thread). Counters of what happens after reception (tx, drops, processed)
+ * are read before rx and generated, each lcore's counters with acquire order,
+ * so a snapshot never shows a packet transmitted, dropped or processed that
+ * it does not show received: processed <= rx + generated, tx + dropped <=
+ * rx + generated, and each pool's avail + in_use == size.
+ * @param ports NULL, or @p nb_ports entries: the counts of the pipeline's
+ *   ports in the order of gnio_pipeline_conf.ports (fewer when it has fewer).
+ * @return 0, or -EINVAL when @p p or @p st is NULL.
+ */
+int gnio_pipeline_stats(const struct gnio_pipeline *p, struct gnio_stats *st,
+		struct gnio_counts *ports, uint16_t nb_ports);
 
 /** GPUs in use: one consumer each. */
 uint16_t gnio_pipeline_nb_gpus(const struct gnio_pipeline *p);
-
-/**
- * GPU @p g (0..nb_gpus-1): its gpudev id, packets its consumer processed, ports bound to it.
- * @return 0 or -EINVAL.
- */
-int gnio_pipeline_gpu_stats(const struct gnio_pipeline *p, uint16_t g, int16_t *gpu_id,
-		uint64_t *processed, uint16_t *nb_ports);
 
 struct gnio_consumer_stats;
 
@@ -207,10 +257,6 @@ int gnio_pipeline_consumer_stats(const struct gnio_pipeline *p, uint16_t g,
 
 /** Latency histogram (TSC cycles) from rx_burst return to completion seen, all lcores. */
 void gnio_pipeline_latency(const struct gnio_pipeline *p, struct gnio_hist *h);
-
-/** Busy TSC cycles spent by RX and by completion work, summed over lcores. */
-void gnio_pipeline_cycles(const struct gnio_pipeline *p, uint64_t *rx_cycles,
-		uint64_t *comp_cycles);
 
 /** Reset counters and histograms (while stopped). */
 void gnio_pipeline_reset_stats(struct gnio_pipeline *p);

@@ -20,18 +20,6 @@ RTE_LOG_REGISTER(gnio_pipeline_logtype, gnio.pipeline, NOTICE);
 #define PL_POOL_CACHE RTE_MEMPOOL_CACHE_MAX_SIZE
 #define PL_DRAIN_SECONDS 5
 
-static const char *const pl_drop_names[] = {
-#define PL_X_NAME(e, n, h) #n,
-	GNIO_DROP_REASONS(PL_X_NAME)
-#undef PL_X_NAME
-};
-
-const char *
-gnio_drop_name(unsigned int reason)
-{
-	return reason < GNIO_DROP_MAX ? pl_drop_names[reason] : "?";
-}
-
 void
 gnio_pipeline_conf_defaults(struct gnio_pipeline_conf *c)
 {
@@ -50,6 +38,7 @@ gnio_pipeline_conf_defaults(struct gnio_pipeline_conf *c)
 	c->nb_cores = 1;
 	c->txpkts = 64;
 	c->stall_ms = 1000;
+	c->drain_ms = 5000;
 }
 
 static void __rte_format_printf(2, 3)
@@ -62,13 +51,15 @@ pl_note(struct gnio_pipeline *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(p->notes[p->nb_notes], sizeof(p->notes[0]), fmt, ap);
 	va_end(ap);
-	PL_LOG(NOTICE, "%s", p->notes[p->nb_notes]);
+	/* Returned to the caller (gnio_pipeline_note), who says it: logged only for debugging. */
+	PL_LOG(DEBUG, "%s", p->notes[p->nb_notes]);
 	p->nb_notes++;
 }
 
+/* The reason goes back to the caller in err (who says it once); logged only for debugging. */
 #define PL_FAIL(errnum, ...) do { \
 	snprintf(err, err_len, __VA_ARGS__); \
-	PL_LOG(ERR, "%s", err); \
+	PL_LOG(DEBUG, "%s", err); \
 	ret = -(errnum); \
 	goto fail; \
 } while (0)
@@ -259,6 +250,7 @@ pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, ui
 	if (ret < 0)
 		PL_FAIL(-ret, "port %u (%s): configure: %s", port, pl_port_name(port),
 				rte_strerror(-ret));
+	p->port_state[port] = PL_PORT_CONFIGURED;
 	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	for (uint16_t q = 0; q < c->nb_rxq; q++) {
 		if (c->split_hdr != 0) {
@@ -586,6 +578,7 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 		cons->engine = c->engine;
 		cons->ctx = pg->ctx;
 		cons->stall_ms = c->stall_ms;
+		cons->drain_ms = c->drain_ms;
 		cons->slow_us = c->slow_consumer_us;
 		cons->inject_fault = c->inject_fault;
 		if (rte_gpu_comm_create_flag(pg->gpu_id, &cons->quit, RTE_GPU_COMM_FLAG_CPU) < 0)
@@ -612,8 +605,8 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 		if (ret < 0)
 			PL_FAIL(-ret, "port %u (%s): start: %s", c->ports[i],
 					pl_port_name(c->ports[i]), rte_strerror(-ret));
+		p->port_state[c->ports[i]] = PL_PORT_STARTED;
 	}
-	p->ports_started = true;
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		p->gpu[g].pool_start[0] = rte_mempool_avail_count(gnio_mem_pool_mp(p->gpu[g].pool));
 		if (p->gpu[g].hdr_pool != NULL)
@@ -623,7 +616,6 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 	pl_telemetry_register(p);
 	return p;
 fail:
-	p->ports_started = true;      /* configured ports get stopped and closed */
 	gnio_pipeline_destroy(p);
 	rte_errno = ret < 0 ? -ret : ret;
 	return NULL;

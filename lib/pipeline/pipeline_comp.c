@@ -38,10 +38,10 @@ comp_send(struct pl_lcore *lc, struct pl_comp *cs, uint16_t port, uint16_t rx_po
 
 	for (int tries = 0; sent < n && tries < PL_TX_RETRIES; tries++)
 		sent += rte_eth_tx_burst(port, cs->txq, pkts + sent, n - sent);
-	lc->cnt.tx[port] += sent;
+	pl_count(&lc->cnt.tx[port], sent);
 	if (sent < n) {
+		pl_count(&lc->cnt.drops[rx_port][GNIO_DROP_TX_FULL], n - sent);
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-		lc->cnt.drops[rx_port][GNIO_DROP_TX_FULL] += n - sent;
 	}
 }
 
@@ -80,13 +80,13 @@ comp_item(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs,
 		return;
 	for (uint32_t i = 0; i < d->nb; i++) {
 		uint16_t v = d->status == GNIO_BQ_DONE ? d->verdicts[i] :
-			gnio_verdict_drop(GNIO_DROP_CONSUMER);
+			gnio_verdict_drop((enum gnio_drop_reason)d->fail_reason);
 
 		if (!gnio_verdict_is_drop(v) && (v >= GNIO_MAX_PORTS || !p->port_fwd[v] ||
 				__atomic_load_n(&p->port_down[v], __ATOMIC_RELAXED)))
 			v = gnio_verdict_drop(GNIO_DROP_NO_ROUTE);
 		if (gnio_verdict_is_drop(v)) {
-			lc->cnt.drops[rx][gnio_verdict_reason(v)]++;
+			pl_count(&lc->cnt.drops[rx][gnio_verdict_reason(v)], 1);
 			cs->drop_pkts[nb_drop++] = d->mbufs[i];
 			continue;
 		}
@@ -116,7 +116,7 @@ pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
 				seen = rte_rdtsc();
 			gnio_hist_add(&lc->hist, seen - d.first_rx_tsc);
 			if (d.status == GNIO_BQ_DONE) {
-				lc->cnt.processed[cs->gpu[i]] += d.nb;
+				pl_count(&lc->cnt.processed[cs->gpu[i]], d.nb);
 				lc->items_done[cs->gpu[i]]++;
 			}
 			comp_item(p, lc, cs, &d);

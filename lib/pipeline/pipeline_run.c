@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Pipeline lifecycle while running: lcore loop, start, stop with drain, stats, teardown. */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -65,9 +66,9 @@ pl_lcore_main(void *arg)
 		now = rte_rdtsc();
 		if (work != 0) {
 			if (lc->nb_rxq != 0)
-				lc->cnt.rx_cycles += now - prev;
+				pl_count(&lc->cnt.rx_cycles, now - prev);
 			if (lc->comp != NULL)
-				lc->cnt.comp_cycles += now - prev;
+				pl_count(&lc->cnt.comp_cycles, now - prev);
 		}
 		prev = now;
 	}
@@ -101,6 +102,15 @@ gnio_pipeline_start(struct gnio_pipeline *p)
 	}
 	for (uint16_t l = 0; l < p->nb_lc; l++)
 		memset(p->lc[l].items_done, 0, sizeof(p->lc[l].items_done));
+	p->failed = false;
+	p->first_rx_tsc = 0;
+	p->prefill_short = 0;
+	for (uint16_t i = 0; i < p->nb_rxq_total; i++) {
+		/* --rx-pps: the queues' first packets are due one after another, not at once. */
+		p->rxq[i].next_tsc = rte_rdtsc() + ((p->pace_q16 * i / p->nb_rxq_total) >> 16);
+		p->rxq[i].next_frac = 0;
+		p->rxq[i].seen = false;
+	}
 	__atomic_store_n(&p->budget, (int64_t)p->conf.max_packets, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->exit_lcores, 0, __ATOMIC_RELAXED);
 	for (uint16_t l = 0; l < p->nb_lc; l++)
@@ -158,7 +168,7 @@ pl_all_completed(struct gnio_pipeline *p)
 int
 gnio_pipeline_stop(struct gnio_pipeline *p)
 {
-	int ret;
+	int ret = 0;
 
 	if (!p->running)
 		return -EALREADY;
@@ -166,21 +176,35 @@ gnio_pipeline_stop(struct gnio_pipeline *p)
 	__atomic_store_n(&p->run_rx, 0, __ATOMIC_RELEASE);
 	if (!pl_wait(p, pl_rx_all_stopped))
 		PL_LOG(ERR, "RX lcores did not stop in %d s", PL_DRAIN_SECONDS);
-	/* 2. Each consumer completes every published item, then quits. */
-	ret = 0;
+	/*
+	 * 2. Each consumer completes every published item within the drain bound
+	 * (at once, when it failed while running), then quits.
+	 */
+	p->drain_abandoned = 0;
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		struct gnio_consumer *cons = &p->gpu[g].consumer;
-		int r = cons->ops->stop(cons);
+		uint16_t why;
+		int r;
 
+		cons->drain_ms = p->failed ? 0 : p->conf.drain_ms;
+		r = cons->ops->stop(cons);
 		if (r == 0)
 			continue;
-		/* It cannot be trusted with what is left: fail those items, so they are freed. */
-		PL_LOG(ERR, "consumer %s on GPU %d: %s", cons->ops->name, cons->gpu_id, cons->error);
+		/* What it did not run is dropped: at the bound for a healthy consumer, else its error. */
+		why = r == -ETIMEDOUT && !p->failed ? GNIO_DROP_DRAIN_TIMEOUT : GNIO_DROP_CONSUMER;
 		for (uint16_t i = 0; i < p->nb_rxq_total; i++)
 			if (p->rxq[i].gpu == g)
-				gnio_burstq_fail_ready(p->rxq[i].bq);
-		if (ret == 0)
-			ret = r;
+				gnio_burstq_fail_ready(p->rxq[i].bq, why, &p->drain_abandoned);
+		if (why == GNIO_DROP_DRAIN_TIMEOUT) {
+			PL_LOG(NOTICE, "consumer %s on GPU %d: %s: %" PRIu64 " packets dropped as "
+					"drain_timeout", cons->ops->name, cons->gpu_id, cons->error,
+					p->drain_abandoned);
+			if (ret == 0)
+				ret = -ETIMEDOUT;
+			continue;
+		}
+		PL_LOG(ERR, "consumer %s on GPU %d: %s", cons->ops->name, cons->gpu_id, cons->error);
+		ret = r == -ETIMEDOUT ? -EIO : r;
 	}
 	/* 3. Completion lcores transmit or free everything. */
 	if (!pl_wait(p, pl_all_completed))
@@ -195,6 +219,12 @@ gnio_pipeline_stop(struct gnio_pipeline *p)
 	return ret;
 }
 
+uint64_t
+gnio_pipeline_drain_abandoned(const struct gnio_pipeline *p)
+{
+	return p->drain_abandoned;
+}
+
 bool
 gnio_pipeline_running(const struct gnio_pipeline *p)
 {
@@ -204,7 +234,6 @@ gnio_pipeline_running(const struct gnio_pipeline *p)
 int
 gnio_pipeline_poll(struct gnio_pipeline *p)
 {
-	struct gnio_counts t;
 	int ret;
 
 	if (!p->running)
@@ -214,15 +243,16 @@ gnio_pipeline_poll(struct gnio_pipeline *p)
 
 		if (cons->ops->poll != NULL) {
 			ret = cons->ops->poll(cons);
-			if (ret != 0)
+			if (ret != 0) {
+				/* It cannot be trusted with a drain: stop takes what is left at once. */
+				p->failed = true;
 				return ret;
+			}
 		}
 	}
-	if (p->conf.max_packets != 0 && __atomic_load_n(&p->budget, __ATOMIC_RELAXED) == 0) {
-		gnio_pipeline_totals(p, &t);
-		if (t.rx >= p->conf.max_packets)
-			return 1;
-	}
+	if (p->conf.max_packets != 0 && __atomic_load_n(&p->budget, __ATOMIC_RELAXED) == 0 &&
+			pl_received(p) >= p->conf.max_packets)
+		return 1;
 	return 0;
 }
 
@@ -239,35 +269,6 @@ uint16_t
 gnio_pipeline_nb_gpus(const struct gnio_pipeline *p)
 {
 	return p->nb_gpu;
-}
-
-int
-gnio_pipeline_gpu_stats(const struct gnio_pipeline *p, uint16_t g, int16_t *gpu_id,
-		uint64_t *processed, uint16_t *nb_ports)
-{
-	if (g >= p->nb_gpu)
-		return -EINVAL;
-	*gpu_id = p->gpu[g].gpu_id;
-	*nb_ports = p->gpu[g].nb_ports;
-	*processed = 0;
-	for (uint16_t l = 0; l < p->nb_lc; l++)
-		*processed += __atomic_load_n(&p->lc[l].cnt.processed[g], __ATOMIC_RELAXED);
-	return 0;
-}
-
-int
-gnio_pipeline_consumer_stats(const struct gnio_pipeline *p, uint16_t g,
-		struct gnio_consumer_stats *st)
-{
-	struct gnio_consumer *c;
-
-	if (g >= p->nb_gpu)
-		return -EINVAL;
-	c = (struct gnio_consumer *)(uintptr_t)&p->gpu[g].consumer;
-	memset(st, 0, sizeof(*st));
-	if (c->ops != NULL && c->ops->stats != NULL && c->priv != NULL)
-		c->ops->stats(c, st);
-	return 0;
 }
 
 /* Wait until every running lcore has passed its quiescent point after the change. */
@@ -325,6 +326,16 @@ gnio_pipeline_port_start(struct gnio_pipeline *p, uint16_t i)
 	return 0;
 }
 
+uint16_t
+gnio_pipeline_nb_ports_up(const struct gnio_pipeline *p)
+{
+	uint16_t n = 0;
+
+	for (uint16_t i = 0; i < p->conf.nb_ports; i++)
+		n += !__atomic_load_n(&p->port_down[p->conf.ports[i]], __ATOMIC_RELAXED);
+	return n;
+}
+
 int
 gnio_pipeline_set_engine(struct gnio_pipeline *p, const struct gnio_engine *e)
 {
@@ -344,126 +355,6 @@ gnio_pipeline_get_conf(const struct gnio_pipeline *p)
 	return &p->conf;
 }
 
-static void
-pl_sum_port(const struct gnio_pipeline *p, uint16_t port, struct gnio_counts *c)
-{
-	for (uint16_t l = 0; l < p->nb_lc; l++) {
-		const struct pl_counts *k = &p->lc[l].cnt;
-
-		c->rx += __atomic_load_n(&k->rx[port], __ATOMIC_RELAXED);
-		c->tx += __atomic_load_n(&k->tx[port], __ATOMIC_RELAXED);
-		for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
-			c->drops[r] += __atomic_load_n(&k->drops[port][r], __ATOMIC_RELAXED);
-	}
-}
-
-void
-gnio_pipeline_port_counts(const struct gnio_pipeline *p, uint16_t i, struct gnio_counts *c)
-{
-	memset(c, 0, sizeof(*c));
-	if (i < p->conf.nb_ports)
-		pl_sum_port(p, p->conf.ports[i], c);
-}
-
-void
-gnio_pipeline_totals(const struct gnio_pipeline *p, struct gnio_counts *c)
-{
-	memset(c, 0, sizeof(*c));
-	for (uint16_t i = 0; i < p->conf.nb_ports; i++)
-		pl_sum_port(p, p->conf.ports[i], c);
-}
-
-uint64_t
-gnio_pipeline_processed(const struct gnio_pipeline *p)
-{
-	uint64_t n = 0;
-
-	for (uint16_t l = 0; l < p->nb_lc; l++)
-		for (uint16_t g = 0; g < p->nb_gpu; g++)
-			n += __atomic_load_n(&p->lc[l].cnt.processed[g], __ATOMIC_RELAXED);
-	return n;
-}
-
-void
-gnio_pipeline_latency(const struct gnio_pipeline *p, struct gnio_hist *h)
-{
-	memset(h, 0, sizeof(*h));
-	for (uint16_t l = 0; l < p->nb_lc; l++)
-		gnio_hist_merge(h, &p->lc[l].hist);
-}
-
-void
-gnio_pipeline_cycles(const struct gnio_pipeline *p, uint64_t *rx_cycles, uint64_t *comp_cycles)
-{
-	*rx_cycles = 0;
-	*comp_cycles = 0;
-	for (uint16_t l = 0; l < p->nb_lc; l++) {
-		*rx_cycles += __atomic_load_n(&p->lc[l].cnt.rx_cycles, __ATOMIC_RELAXED);
-		*comp_cycles += __atomic_load_n(&p->lc[l].cnt.comp_cycles, __ATOMIC_RELAXED);
-	}
-}
-
-void
-gnio_pipeline_reset_stats(struct gnio_pipeline *p)
-{
-	if (p->running)
-		return;
-	for (uint16_t l = 0; l < p->nb_lc; l++) {
-		memset(&p->lc[l].cnt, 0, sizeof(p->lc[l].cnt));
-		memset(&p->lc[l].hist, 0, sizeof(p->lc[l].hist));
-	}
-}
-
-void
-gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
-{
-	memset(chk, 0, sizeof(*chk));
-	gnio_pipeline_totals(p, &chk->total);
-	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
-		chk->dropped += chk->total.drops[r];
-	chk->conserved = chk->total.rx == chk->total.tx + chk->dropped;
-	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
-		chk->in_flight += gnio_burstq_in_flight(p->rxq[i].bq);
-	chk->pools_full = true;
-	chk->items_consistent = true;
-	for (uint16_t g = 0; g < p->nb_gpu; g++) {
-		const struct gnio_mem_pool *pools[2] = { p->gpu[g].pool, p->gpu[g].hdr_pool };
-		struct gnio_consumer_stats cs;
-		uint64_t done = 0;
-
-		/*
-		 * A consumer that counts the items it ran (the persistent kernel, once
-		 * it ended), and the items its dispatchers handed out.
-		 */
-		gnio_pipeline_consumer_stats(p, g, &cs);
-		for (uint16_t l = 0; l < p->nb_lc; l++)
-			done += __atomic_load_n(&p->lc[l].items_done[g], __ATOMIC_RELAXED);
-		if (cs.warps != 0 && cs.wait_ns + cs.work_ns != 0 && chk->items_consistent &&
-				(cs.items != done || (cs.polls != 0 && cs.dispatched != done))) {
-			chk->items_consistent = false;
-			chk->items_gpu = g;
-			chk->items_consumer = cs.items;
-			chk->items_dispatched = cs.dispatched;
-			chk->items_completed = done;
-		}
-
-		for (unsigned int i = 0; i < 2; i++) {
-			struct rte_mempool *mp;
-
-			if (pools[i] == NULL || chk->nb_pools >= RTE_DIM(chk->pool))
-				continue;
-			mp = gnio_mem_pool_mp(pools[i]);
-			snprintf(chk->pool[chk->nb_pools].name, sizeof(chk->pool[0].name), "%s", mp->name);
-			chk->pool[chk->nb_pools].size = mp->size;
-			chk->pool[chk->nb_pools].at_start = p->gpu[g].pool_start[i];
-			chk->pool[chk->nb_pools].now = rte_mempool_avail_count(mp);
-			if (chk->pool[chk->nb_pools].now != p->gpu[g].pool_start[i])
-				chk->pools_full = false;
-			chk->nb_pools++;
-		}
-	}
-}
-
 int
 gnio_pipeline_destroy(struct gnio_pipeline *p)
 {
@@ -472,11 +363,14 @@ gnio_pipeline_destroy(struct gnio_pipeline *p)
 	if (p->running)
 		return -EBUSY;
 	pl_telemetry_unregister(p);
-	if (p->ports_started) {
-		for (uint16_t i = 0; i < p->conf.nb_ports; i++) {
-			rte_eth_dev_stop(p->conf.ports[i]);
-			rte_eth_dev_close(p->conf.ports[i]);
-		}
+	/* Only what create did: a port it never started is not stopped (no EAL noise). */
+	for (uint16_t i = 0; i < p->conf.nb_ports; i++) {
+		uint16_t port = p->conf.ports[i];
+
+		if (p->port_state[port] == PL_PORT_STARTED && !p->port_down[port])
+			rte_eth_dev_stop(port);
+		if (p->port_state[port] != PL_PORT_UNUSED)
+			rte_eth_dev_close(port);
 	}
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		struct gnio_consumer *cons = &p->gpu[g].consumer;

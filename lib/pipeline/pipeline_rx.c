@@ -45,28 +45,34 @@ rx_generate(struct gnio_pipeline *p, const struct gnio_mem_pool *pool, struct rt
 }
 
 /*
- * --rx-pps: is a burst due on this queue? Paced receive publishes every burst
- * (the next one is not due yet), and publishes what is held while waiting.
- * A queue that fell behind (a stall) restarts from now: no catch-up burst.
+ * --rx-pps: how many packets are due on this queue now, at most @p most (0:
+ * the next one is not due yet). Pacing is per packet: a burst is cut to the
+ * packets whose time has come, so the offered load is the asked rate at any
+ * rate. Paced receive publishes every burst, and publishes what is held while
+ * waiting. A queue that fell more than a burst behind (a stall) restarts from
+ * now: no catch-up burst.
  */
-static inline bool
-rx_due(struct gnio_pipeline *p, struct pl_rxq *rq)
+static inline uint32_t
+rx_due(struct gnio_pipeline *p, struct pl_rxq *rq, uint32_t most)
 {
-	uint64_t now = rte_rdtsc();
+	uint64_t now = rte_rdtsc(), behind, due;
 
 	if (now < rq->next_tsc) {
 		if (p->flush_cycles == 0)
 			gnio_burstq_publish(rq->bq);
-		return false;
+		return 0;
 	}
-	if (now - rq->next_tsc > ((uint64_t)p->conf.burst * p->pace_q16 >> 16)) {
+	behind = now - rq->next_tsc;
+	if (behind > ((uint64_t)p->conf.burst * p->pace_q16 >> 16)) {
 		rq->next_tsc = now;
 		rq->next_frac = 0;
+		behind = 0;
 	}
-	return true;
+	due = ((behind << 16) + rq->next_frac) / p->pace_q16 + 1;
+	return due < most ? (uint32_t)due : most;
 }
 
-/* The next burst is due once the time of these @p n packets has passed. */
+/* The next packet is due once the time of these @p n packets has passed. */
 static inline void
 rx_paced(struct gnio_pipeline *p, struct pl_rxq *rq, uint32_t n)
 {
@@ -76,13 +82,34 @@ rx_paced(struct gnio_pipeline *p, struct pl_rxq *rq, uint32_t n)
 	rq->next_frac = t & 0xffff;
 }
 
+/*
+ * The first packets of a queue since start: note when the first of the pipeline
+ * came (fault detection is timed from it), and whether --prefill packets come
+ * cut short by the port (they would all be malformed).
+ */
+static __rte_noinline void
+rx_first(struct gnio_pipeline *p, struct pl_rxq *rq, struct rte_mbuf *const *pkts, uint16_t n)
+{
+	uint64_t zero = 0;
+
+	rq->seen = true;
+	__atomic_compare_exchange_n(&p->first_rx_tsc, &zero, rte_rdtsc(), false, __ATOMIC_RELAXED,
+			__ATOMIC_RELAXED);
+	for (uint16_t i = 0; p->conf.prefill_len != 0 && i < n; i++)
+		if (pkts[i]->pkt_len < p->conf.prefill_len) {
+			__atomic_store_n(&p->prefill_short, (uint64_t)rq->port << 32 | pkts[i]->pkt_len,
+					__ATOMIC_RELAXED);
+			break;
+		}
+}
+
 unsigned int
 pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 {
 	struct rte_mbuf *pkts[RTE_GPU_COMM_LIST_PKTS_MAX];
 	struct rte_mbuf **slots;
 	struct gnio_burstq *bq = rq->bq;
-	uint32_t room, want;
+	uint32_t room, most = p->conf.burst, want;
 	uint16_t n;
 
 	if (unlikely(__atomic_load_n(&p->port_down[rq->port], __ATOMIC_RELAXED))) {
@@ -90,26 +117,30 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 		gnio_burstq_publish(bq);
 		return 0;
 	}
-	if (p->pace_q16 != 0 && !rx_due(p, rq))
-		return 0;
+	if (p->pace_q16 != 0) {
+		most = rx_due(p, rq, most);
+		if (most == 0)
+			return 0;
+	}
 
 	slots = gnio_burstq_slots(bq, rq->port, &room);
 	if (slots == NULL) {
 		if (p->conf.overload == GNIO_OVERLOAD_BACKPRESSURE || p->conf.engine->generates)
 			return 0;
 		/* Ring full: receive and drop, counted, so the NIC is not blamed. */
-		want = rx_reserve(p, p->conf.burst);
+		want = rx_reserve(p, most);
 		n = want ? rte_eth_rx_burst(rq->port, rq->queue, pkts, (uint16_t)want) : 0;
 		rx_unreserve(p, want - n);
 		if (n != 0) {
+			pl_count(&lc->cnt.rx[rq->port], n);
+			pl_count(&lc->cnt.drops[rq->port][GNIO_DROP_RING_FULL], n);
 			rte_pktmbuf_free_bulk(pkts, n);
-			lc->cnt.rx[rq->port] += n;
-			lc->cnt.drops[rq->port][GNIO_DROP_RING_FULL] += n;
 		}
 		rx_paced(p, rq, n);
 		return n;
 	}
-	want = rx_reserve(p, RTE_MIN(room, (uint32_t)p->conf.burst));
+	most = RTE_MIN(room, most);
+	want = rx_reserve(p, most);
 	if (want == 0)
 		n = 0;
 	else if (p->conf.engine->generates)
@@ -117,18 +148,23 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 	else
 		n = rte_eth_rx_burst(rq->port, rq->queue, slots, (uint16_t)want);
 	rx_unreserve(p, want - n);
+	if (unlikely(n != 0 && !rq->seen))
+		rx_first(p, rq, slots, n);
 	if (n != 0) {
+		/* Counted before the item can be published: a snapshot never sees it processed first. */
+		pl_count(p->conf.engine->generates ? &lc->cnt.gen[rq->port] : &lc->cnt.rx[rq->port], n);
 		/* The one timestamp of a burst: when rx_burst returned it (latency start). */
 		gnio_burstq_commit(bq, n, rq->port, rte_rdtsc());
-		lc->cnt.rx[rq->port] += n;
 	}
 	/*
 	 * Publish a partial item when the queue came back short (drained: nothing
-	 * more is waiting, so waiting longer only adds latency), or, with
-	 * --flush-us, once its oldest packet has waited that long.
+	 * more is waiting, so waiting longer only adds latency), when --max-packets
+	 * is reached (nothing more will come), or, with --flush-us, once its oldest
+	 * packet has waited that long.
 	 */
-	if (gnio_burstq_pending(bq) != 0 && (p->flush_cycles == 0 ? n < want || p->pace_q16 != 0 :
-			rte_rdtsc() - gnio_burstq_pending_since(bq) >= p->flush_cycles))
+	if (gnio_burstq_pending(bq) != 0 && (want < most || (p->flush_cycles == 0 ?
+			n < want || p->pace_q16 != 0 :
+			rte_rdtsc() - gnio_burstq_pending_since(bq) >= p->flush_cycles)))
 		gnio_burstq_publish(bq);
 	/* Paced: the next burst is due once these packets' time has passed. */
 	rx_paced(p, rq, n);

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rte_telemetry commands under /gnio/, readable with dpdk-telemetry.py. */
+/*
+ * rte_telemetry commands under /gnio/, readable with dpdk-telemetry.py. A leaf:
+ * it reads the pipeline only through its public API (the statistics snapshot,
+ * the configuration and data path in effect).
+ */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include <rte_cycles.h>
 #include <rte_gpudev.h>
 #include <rte_telemetry.h>
 
+#include "gnio_pipeline.h"
 #include "pipeline_priv.h"
 
 /* The pipeline the commands report on (one per process). */
@@ -24,6 +30,7 @@ static void
 tel_counts(struct rte_tel_data *d, const struct gnio_counts *c)
 {
 	rte_tel_data_add_dict_u64(d, "rx", c->rx);
+	rte_tel_data_add_dict_u64(d, "generated", c->generated);
 	rte_tel_data_add_dict_u64(d, "tx", c->tx);
 	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
 		rte_tel_data_add_dict_u64(d, gnio_drop_name(r), c->drops[r]);
@@ -33,17 +40,18 @@ static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct gnio_pipeline *p = tel_current();
-	struct gnio_counts t;
+	struct gnio_stats st;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	if (p == NULL)
 		return -ENODEV;
-	gnio_pipeline_totals(p, &t);
+	gnio_pipeline_stats(p, &st, NULL, 0);
 	rte_tel_data_start_dict(d);
-	tel_counts(d, &t);
-	rte_tel_data_add_dict_u64(d, "processed", gnio_pipeline_processed(p));
-	rte_tel_data_add_dict_int(d, "running", p->running);
+	tel_counts(d, &st.total);
+	rte_tel_data_add_dict_u64(d, "processed", st.processed);
+	rte_tel_data_add_dict_u64(d, "in_flight", st.in_flight);
+	rte_tel_data_add_dict_int(d, "running", st.running);
 	return 0;
 }
 
@@ -51,24 +59,27 @@ static int
 tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct gnio_pipeline *p = tel_current();
+	static struct gnio_counts pc[GNIO_MAX_PORTS];     /* telemetry runs on one thread */
+	const struct gnio_pipeline_conf *c;
+	struct gnio_stats st;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	if (p == NULL)
 		return -ENODEV;
+	c = gnio_pipeline_get_conf(p);
+	gnio_pipeline_stats(p, &st, pc, GNIO_MAX_PORTS);
 	rte_tel_data_start_dict(d);
-	for (uint16_t i = 0; i < p->conf.nb_ports; i++) {
+	for (uint16_t i = 0; i < c->nb_ports; i++) {
 		struct rte_tel_data *pd = rte_tel_data_alloc();
-		struct gnio_counts c;
 		char key[16];
 
 		if (pd == NULL)
 			return -ENOMEM;
-		gnio_pipeline_port_counts(p, i, &c);
 		rte_tel_data_start_dict(pd);
-		tel_counts(pd, &c);
-		rte_tel_data_add_dict_string(pd, "datapath", p->datapath[i]);
-		snprintf(key, sizeof(key), "%u", p->conf.ports[i]);
+		tel_counts(pd, &pc[i]);
+		rte_tel_data_add_dict_string(pd, "datapath", gnio_pipeline_datapath(p, i));
+		snprintf(key, sizeof(key), "%u", c->ports[i]);
 		rte_tel_data_add_dict_container(d, key, pd, 0);
 	}
 	return 0;
@@ -84,7 +95,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 	RTE_SET_USED(params);
 	if (p == NULL)
 		return -ENODEV;
-	c = &p->conf;
+	c = gnio_pipeline_get_conf(p);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "forward_mode", c->engine->name);
 	rte_tel_data_add_dict_string(d, "consumer", c->consumer);
@@ -94,6 +105,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "item_pkts", c->item_pkts);
 	rte_tel_data_add_dict_int(d, "ring_items", (int)c->ring_items);
 	rte_tel_data_add_dict_int(d, "flush_us", (int)c->flush_us);
+	rte_tel_data_add_dict_int(d, "drain_ms", (int)c->drain_ms);
 	rte_tel_data_add_dict_int(d, "rxq", c->nb_rxq);
 	rte_tel_data_add_dict_int(d, "txq", c->nb_txq);
 	rte_tel_data_add_dict_int(d, "nb_cores", c->nb_cores);
@@ -108,6 +120,7 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct gnio_pipeline *p = tel_current();
 	static struct gnio_hist h;     /* telemetry runs on one thread */
 	double ns = 1e9 / (double)rte_get_tsc_hz();
+	struct rte_tel_data *hd;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
@@ -115,11 +128,25 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENODEV;
 	gnio_pipeline_latency(p, &h);
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "bursts", h.count);
+	rte_tel_data_add_dict_u64(d, "items", h.count);
 	rte_tel_data_add_dict_u64(d, "p50_ns", (uint64_t)(gnio_hist_quantile(&h, 0.5) * ns));
 	rte_tel_data_add_dict_u64(d, "p99_ns", (uint64_t)(gnio_hist_quantile(&h, 0.99) * ns));
 	rte_tel_data_add_dict_u64(d, "p999_ns", (uint64_t)(gnio_hist_quantile(&h, 0.999) * ns));
 	rte_tel_data_add_dict_u64(d, "max_ns", (uint64_t)(h.max * ns));
+	/* The histogram itself (cumulative): a reader takes differences for any interval. */
+	hd = rte_tel_data_alloc();
+	if (hd == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(hd);
+	for (unsigned int b = 0; b < GNIO_HIST_BUCKETS; b++) {
+		char key[24];
+
+		if (h.bucket[b] == 0)
+			continue;
+		snprintf(key, sizeof(key), "%" PRIu64, (uint64_t)(gnio_hist_bucket_low(b) * ns));
+		rte_tel_data_add_dict_u64(hd, key, h.bucket[b]);
+	}
+	rte_tel_data_add_dict_container(d, "hist_ns", hd, 0);
 	return 0;
 }
 
@@ -127,32 +154,25 @@ static int
 tel_mempools(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct gnio_pipeline *p = tel_current();
+	struct gnio_stats st;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	if (p == NULL)
 		return -ENODEV;
+	gnio_pipeline_stats(p, &st, NULL, 0);
 	rte_tel_data_start_dict(d);
-	for (uint16_t g = 0; g < p->nb_gpu; g++) {
-		const struct gnio_mem_pool *pools[2] = { p->gpu[g].pool, p->gpu[g].hdr_pool };
+	for (uint16_t i = 0; i < st.nb_pools; i++) {
+		struct rte_tel_data *pd = rte_tel_data_alloc();
 
-		for (int i = 0; i < 2; i++) {
-			struct rte_tel_data *pd;
-			struct rte_mempool *mp;
-
-			if (pools[i] == NULL)
-				continue;
-			mp = gnio_mem_pool_mp(pools[i]);
-			pd = rte_tel_data_alloc();
-			if (pd == NULL)
-				return -ENOMEM;
-			rte_tel_data_start_dict(pd);
-			rte_tel_data_add_dict_u64(pd, "size", mp->size);
-			rte_tel_data_add_dict_u64(pd, "avail", rte_mempool_avail_count(mp));
-			rte_tel_data_add_dict_u64(pd, "in_use", rte_mempool_in_use_count(mp));
-			rte_tel_data_add_dict_u64(pd, "at_start", p->gpu[g].pool_start[i]);
-			rte_tel_data_add_dict_container(d, mp->name, pd, 0);
-		}
+		if (pd == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(pd);
+		rte_tel_data_add_dict_u64(pd, "size", st.pool[i].size);
+		rte_tel_data_add_dict_u64(pd, "avail", st.pool[i].avail);
+		rte_tel_data_add_dict_u64(pd, "in_use", st.pool[i].in_use);
+		rte_tel_data_add_dict_u64(pd, "at_start", st.pool[i].at_start);
+		rte_tel_data_add_dict_container(d, st.pool[i].name, pd, 0);
 	}
 	return 0;
 }
@@ -161,28 +181,27 @@ static int
 tel_gpus(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct gnio_pipeline *p = tel_current();
+	struct gnio_stats st;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	if (p == NULL)
 		return -ENODEV;
+	gnio_pipeline_stats(p, &st, NULL, 0);
 	rte_tel_data_start_dict(d);
-	for (uint16_t g = 0; g < p->nb_gpu; g++) {
+	for (uint16_t g = 0; g < st.nb_gpus; g++) {
 		struct rte_tel_data *gd = rte_tel_data_alloc();
 		struct rte_gpu_info info;
-		uint64_t processed;
-		uint16_t nb_ports;
-		int16_t id;
 
 		if (gd == NULL)
 			return -ENOMEM;
-		gnio_pipeline_gpu_stats(p, g, &id, &processed, &nb_ports);
-		rte_gpu_info_get(id, &info);
+		if (rte_gpu_info_get(st.gpu[g].gpu_id, &info) != 0)
+			info.name = "?";
 		rte_tel_data_start_dict(gd);
-		rte_tel_data_add_dict_int(gd, "gpu_id", id);
-		rte_tel_data_add_dict_u64(gd, "ports", nb_ports);
-		rte_tel_data_add_dict_u64(gd, "processed", processed);
-		rte_tel_data_add_dict_string(gd, "consumer", p->ops->name);
+		rte_tel_data_add_dict_int(gd, "gpu_id", st.gpu[g].gpu_id);
+		rte_tel_data_add_dict_u64(gd, "ports", st.gpu[g].nb_ports);
+		rte_tel_data_add_dict_u64(gd, "processed", st.gpu[g].processed);
+		rte_tel_data_add_dict_string(gd, "consumer", gnio_pipeline_get_conf(p)->consumer);
 		rte_tel_data_add_dict_container(d, info.name, gd, 0);
 	}
 	return 0;
@@ -206,7 +225,8 @@ pl_telemetry_register(struct gnio_pipeline *p)
 	rte_telemetry_register_cmd("/gnio/mempools", tel_mempools,
 			"Each mempool: size, available, in use, available at start. No parameters");
 	rte_telemetry_register_cmd("/gnio/latency", tel_latency,
-			"rx_burst return to completion seen: p50/p99/p99.9/max ns. No parameters");
+			"rx_burst return to completion seen, per item: p50/p99/p99.9/max ns and the "
+			"histogram (bucket low ns: count). No parameters");
 }
 
 void

@@ -14,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GNIO_TOPO_MAX_DEVS 64
 #define GNIO_TOPO_MAX_DEPTH 16
+/** Highest NUMA node number taken as real; a larger one in sysfs is "unknown". */
+#define GNIO_TOPO_MAX_NUMA 1023
 
 /** What a device is to gnio. */
 enum gnio_topo_kind {
@@ -39,13 +40,14 @@ struct gnio_topo_dev {
 	char bdf[16];                      /**< "0000:b5:00.1" */
 	uint16_t vendor;
 	uint16_t device;
-	int numa;                          /**< -1 when unknown */
+	int numa;                          /**< -1 when unknown (absent, -1, or absurd in sysfs) */
 	char driver[32];                   /**< bound kernel driver, "" if none */
 	char root[32];                     /**< root complex, "pci0000:00" */
 	char bridges[GNIO_TOPO_MAX_DEPTH][16];  /**< bridges from the root port down */
 	int nb_bridges;
-	double speed_gts, max_speed_gts;   /**< link speed, GT/s (0: unknown) */
-	int width, max_width;              /**< link width (0: unknown) */
+	double speed_gts, max_speed_gts;   /**< link speed, GT/s (0: unknown: absent, not a
+	                                        finite number in 0..1000) */
+	int width, max_width;              /**< link width (0: unknown: absent or not 1..64) */
 	char iommu_type[24];               /**< iommu group type ("identity", "DMA", ...), "" if none */
 };
 
@@ -53,16 +55,24 @@ struct gnio_topo_dev {
 struct gnio_topo {
 	char sysfs[256];
 	char procfs[256];
-	struct gnio_topo_dev dev[GNIO_TOPO_MAX_DEVS];
+	struct gnio_topo_dev *dev;         /**< every GPU and NIC found (gnio_topo_release frees) */
 	int nb_dev;
+	int cap;
 };
 
 /**
- * Scan GPUs and NICs below @p sysfs (normally "/sys"); NICs of vendor 0x15b3
- * (Mellanox/NVIDIA) come first.
- * @return number of devices found, or -ENOENT when @p sysfs has no PCI bus.
+ * Scan GPUs and NICs below @p sysfs (normally "/sys"), as many as there are;
+ * NICs of vendor 0x15b3 (Mellanox/NVIDIA) come first.
+ * @return number of devices found, -ENOENT when @p sysfs has no PCI bus, or
+ *   -ENOMEM.
  */
 int gnio_topo_scan(struct gnio_topo *t, const char *sysfs, const char *procfs);
+
+/** Link state of a device: known and full, degraded, or unknown (unreadable or absurd). */
+bool gnio_topo_link_known(const struct gnio_topo_dev *d);
+
+/** Free what gnio_topo_scan allocated. */
+void gnio_topo_release(struct gnio_topo *t);
 
 /** Distance between devices @p a and @p b of @p t. */
 enum gnio_topo_dist gnio_topo_distance(const struct gnio_topo *t, int a, int b);
@@ -90,7 +100,11 @@ int gnio_topo_peer_memory(const struct gnio_topo *t, char *why, size_t len);
 /** CPUs on NUMA node @p node (from its cpulist), -1 when unknown. */
 int gnio_topo_node_cpus(const struct gnio_topo *t, int node);
 
-/** Hugepages: total and free 2 MiB + 1 GiB pages, in MiB. */
-void gnio_topo_hugepages(const struct gnio_topo *t, uint64_t *total_mb, uint64_t *free_mb);
+/**
+ * Hugepages: total and free 2 MiB + 1 GiB pages, in MiB.
+ * @return 0, or -EINVAL when a count in sysfs is unreadable or absurd
+ *   (negative, not a number, free above total): the figures are then unknown (0).
+ */
+int gnio_topo_hugepages(const struct gnio_topo *t, uint64_t *total_mb, uint64_t *free_mb);
 
 #endif /* GNIO_TOPO_H */

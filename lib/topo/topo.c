@@ -51,15 +51,33 @@ topo_read_long(const char *dir, const char *name, int base, long dflt)
 	return end == buf ? dflt : v;
 }
 
+/* A whole number in [lo, hi] (what follows it ignored), else @p dflt: absent, not a number, absurd. */
+static long
+topo_read_range(const char *dir, const char *name, long lo, long hi, long dflt)
+{
+	char path[PATH_MAX], buf[64], *end;
+	long v;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (topo_read(path, buf, sizeof(buf)) <= 0)
+		return dflt;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	return end == buf || errno != 0 || v < lo || v > hi ? dflt : v;
+}
+
+/* Link speed in GT/s ("16.0 GT/s PCIe"); 0 when absent, not finite, or absurd. */
 static double
 topo_read_speed(const char *dir, const char *name)
 {
-	char path[PATH_MAX], buf[64];
+	char path[PATH_MAX], buf[64], *end;
+	double v;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (topo_read(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	return strtod(buf, NULL);       /* "16.0 GT/s PCIe" */
+	v = strtod(buf, &end);
+	return end == buf || !(v > 0 && v <= 1000) ? 0 : v;
 }
 
 static bool
@@ -126,7 +144,7 @@ gnio_topo_scan(struct gnio_topo *t, const char *sysfs, const char *procfs)
 	dp = opendir(dir);
 	if (dp == NULL)
 		return -ENOENT;
-	while ((e = readdir(dp)) != NULL && t->nb_dev < GNIO_TOPO_MAX_DEVS) {
+	while ((e = readdir(dp)) != NULL) {
 		struct gnio_topo_dev d = { 0 };
 		char real[PATH_MAX], grp[PATH_MAX];
 		long cls, vendor;
@@ -147,15 +165,27 @@ gnio_topo_scan(struct gnio_topo *t, const char *sysfs, const char *procfs)
 		snprintf(d.bdf, sizeof(d.bdf), "%s", e->d_name);
 		d.vendor = (uint16_t)vendor;
 		d.device = (uint16_t)topo_read_long(path, "device", 16, 0);
-		d.numa = (int)topo_read_long(path, "numa_node", 10, -1);
+		d.numa = (int)topo_read_range(path, "numa_node", -1, GNIO_TOPO_MAX_NUMA, -1);
 		d.speed_gts = topo_read_speed(path, "current_link_speed");
 		d.max_speed_gts = topo_read_speed(path, "max_link_speed");
-		d.width = (int)topo_read_long(path, "current_link_width", 10, 0);
-		d.max_width = (int)topo_read_long(path, "max_link_width", 10, 0);
+		d.width = (int)topo_read_range(path, "current_link_width", 1, 64, 0);
+		d.max_width = (int)topo_read_range(path, "max_link_width", 1, 64, 0);
 		topo_link_name(path, "driver", d.driver, sizeof(d.driver));
 		snprintf(grp, sizeof(grp), "%s/iommu_group/type", path);
 		topo_read(grp, d.iommu_type, sizeof(d.iommu_type));
 		topo_path(&d, real);
+		if (t->nb_dev == t->cap) {
+			int cap = t->cap ? 2 * t->cap : 16;
+			struct gnio_topo_dev *nd = realloc(t->dev, sizeof(*nd) * (size_t)cap);
+
+			if (nd == NULL) {
+				closedir(dp);
+				gnio_topo_release(t);
+				return -ENOMEM;
+			}
+			t->dev = nd;
+			t->cap = cap;
+		}
 		t->dev[t->nb_dev++] = d;
 	}
 	closedir(dp);
@@ -283,6 +313,21 @@ gnio_topo_acs_blocking(const struct gnio_topo *t, int ia, int ib, char *out, siz
 	return count;
 }
 
+void
+gnio_topo_release(struct gnio_topo *t)
+{
+	free(t->dev);
+	t->dev = NULL;
+	t->nb_dev = 0;
+	t->cap = 0;
+}
+
+bool
+gnio_topo_link_known(const struct gnio_topo_dev *d)
+{
+	return d->speed_gts > 0 && d->width > 0 && d->max_speed_gts > 0 && d->max_width > 0;
+}
+
 bool
 gnio_topo_link_degraded(const struct gnio_topo_dev *d)
 {
@@ -338,19 +383,33 @@ gnio_topo_node_cpus(const struct gnio_topo *t, int node)
 	return n;
 }
 
-void
+int
 gnio_topo_hugepages(const struct gnio_topo *t, uint64_t *total_mb, uint64_t *free_mb)
 {
 	static const struct { const char *dir; uint64_t mb; } sizes[] = {
 		{ "hugepages-2048kB", 2 }, { "hugepages-1048576kB", 1024 },
 	};
+	/* More than 2^40 MiB of hugepages is not a real machine. */
+	const long most = 1L << 30;
 	char dir[PATH_MAX];
 
 	*total_mb = 0;
 	*free_mb = 0;
 	for (unsigned int i = 0; i < RTE_DIM(sizes); i++) {
+		long nr, fr;
+
 		snprintf(dir, sizeof(dir), "%s/kernel/mm/hugepages/%s", t->sysfs, sizes[i].dir);
-		*total_mb += (uint64_t)topo_read_long(dir, "nr_hugepages", 10, 0) * sizes[i].mb;
-		*free_mb += (uint64_t)topo_read_long(dir, "free_hugepages", 10, 0) * sizes[i].mb;
+		if (access(dir, F_OK) != 0)
+			continue;
+		nr = topo_read_range(dir, "nr_hugepages", 0, most, -1);
+		fr = topo_read_range(dir, "free_hugepages", 0, most, -1);
+		if (nr < 0 || fr < 0 || fr > nr) {
+			*total_mb = 0;
+			*free_mb = 0;
+			return -EINVAL;
+		}
+		*total_mb += (uint64_t)nr * sizes[i].mb;
+		*free_mb += (uint64_t)fr * sizes[i].mb;
 	}
+	return 0;
 }

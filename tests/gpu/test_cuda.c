@@ -5,9 +5,10 @@
  *    host registration, and the documented errors for bad arguments;
  *  - --mem=gpu: device memory allocated, registered with rte_extmem_register
  *    and made into an mbuf pool, and refused for a virtual port;
- *  - every engine on each CUDA consumer (persistent, per-burst, graph) with
- *    pinned memory on net_ring ports: output bytes and drop reasons identical
- *    to the host consumer's on the same input (crafted and random packets).
+ *  - every engine on each CUDA consumer (persistent, per-burst, graph, staged)
+ *    with pinned memory on net_ring ports: output bytes and drop reasons
+ *    identical to the host consumer's on the same input (crafted and random
+ *    packets, a quarter of them chained mbufs cut at random points).
  * Usage: test_cuda [--probe]   (--probe: exit 0 if a CUDA GPU is there, else 77)
  */
 #include <stdlib.h>
@@ -228,6 +229,47 @@ struct result {
 	uint64_t processed;
 };
 
+/*
+ * Corpus packet @p i as an mbuf. Every fourth one of 2 bytes or more is a chain of
+ * 2 to 4 segments cut at random points (odd ones too, inside the headers too),
+ * some segments starting off a 16-byte boundary: the GPU consumers must read
+ * chained packets as the host does (csum sums every segment).
+ */
+static struct rte_mbuf *
+make_packet(int i)
+{
+	struct rte_mempool *mp = gnio_mem_pool_mp(src);
+	uint32_t len = corpus_len[i], at = 0, nseg = 1;
+	uint32_t cut[4];
+	struct rte_mbuf *h = NULL;
+	uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + seed;
+
+	if (i % 4 == 1 && len >= 2) {
+		nseg = 2 + (uint32_t)(x >> 60) % 3;
+		for (uint32_t k = 0; k + 1 < nseg; k++) {
+			x = x * 6364136223846793005ull + 1;
+			cut[k] = (k == 0 ? 1 : cut[k - 1]) + (uint32_t)(x >> 33) % (len - (k == 0 ? 1 : cut[k - 1]));
+		}
+	}
+	for (uint32_t k = 0; k < nseg; k++) {
+		uint32_t end = k + 1 == nseg ? len : cut[k];
+		struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+
+		REQUIRE(m != NULL);
+		if (k > 0 && end - at <= MAXLEN - 16 && (x >> (k * 7)) % 3 == 0)
+			m->data_off += 1 + (uint16_t)((x >> (k * 5)) % 15);   /* off a 16-byte boundary */
+		/* Zero-length packets too: append(0) succeeds and copies nothing. */
+		REQUIRE(end == at || rte_pktmbuf_append(m, (uint16_t)(end - at)) != NULL);
+		memcpy(rte_pktmbuf_mtod(m, uint8_t *), corpus[i] + at, end - at);
+		at = end;
+		if (h == NULL)
+			h = m;
+		else
+			REQUIRE(rte_pktmbuf_chain(h, m) == 0);
+	}
+	return h;
+}
+
 /* One run: engine @p eng on consumer @p cons, corpus in on port A, out of port B. */
 static int
 run(const char *eng, const char *cons, struct result *r)
@@ -278,25 +320,19 @@ run(const char *eng, const char *cons, struct result *r)
 	}
 	REQUIRE(gnio_pipeline_start(pl) == 0);
 	for (int i = 0; !gen && i < npkt; i++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(gnio_mem_pool_mp(src));
+		struct rte_mbuf *m = make_packet(i);
 
-		REQUIRE(m != NULL);
-		/* Zero-length packets too: append(0) succeeds and copies nothing. */
-		REQUIRE(corpus_len[i] == 0 || rte_pktmbuf_append(m, corpus_len[i]) != NULL);
-		memcpy(rte_pktmbuf_mtod(m, uint8_t *), corpus[i], corpus_len[i]);
 		while (rte_ring_enqueue(rx[0], m) != 0)
 			rte_delay_us(10);
 	}
 	uint64_t t0 = rte_get_timer_cycles();
 
 	for (int spin = 0; spin < 4000; spin++) {
-		struct gnio_counts t;
-		uint64_t d = 0;
+		struct gnio_stats st;
 
-		gnio_pipeline_totals(pl, &t);
-		for (int k = 0; k < GNIO_DROP_MAX; k++)
-			d += t.drops[k];
-		if (t.rx == (uint64_t)npkt && t.tx + d == (uint64_t)npkt)
+		gnio_pipeline_stats(pl, &st, NULL, 0);
+		if (st.total.rx + st.total.generated == (uint64_t)npkt &&
+				st.total.tx + st.dropped == (uint64_t)npkt)
 			break;
 		CHECK(gnio_pipeline_poll(pl) >= 0);
 		rte_delay_ms(5);
@@ -308,17 +344,26 @@ run(const char *eng, const char *cons, struct result *r)
 		gnio_test_failures++;
 	}
 	gnio_pipeline_check(pl, &chk);
-	CHECK(chk.conserved && chk.total.rx == (uint64_t)npkt);
+	CHECK(chk.conserved && chk.total.rx + chk.total.generated == (uint64_t)npkt);
 	memcpy(r->drops, chk.total.drops, sizeof(r->drops));
-	r->processed = gnio_pipeline_processed(pl);
+	{
+		struct gnio_stats st;
+
+		gnio_pipeline_stats(pl, &st, NULL, 0);
+		r->processed = st.processed;
+	}
 	r->n = 0;
 	for (int p = 0; p < 2; p++) {
 		struct rte_mbuf *m;
 
 		while (rte_ring_dequeue(tx[p], (void **)&m) == 0) {
 			if (r->n < NPKT && m->pkt_len <= MAXLEN) {
+				uint8_t *to = r->data + (size_t)r->n * MAXLEN;
+				const void *at = rte_pktmbuf_read(m, 0, m->pkt_len, to);
+
 				r->len[r->n] = (uint16_t)m->pkt_len;
-				memcpy(r->data + (size_t)r->n * MAXLEN, rte_pktmbuf_mtod(m, void *), m->pkt_len);
+				if (at != to)
+					memcpy(to, at, m->pkt_len);
 				r->n++;
 			}
 			rte_pktmbuf_free(m);

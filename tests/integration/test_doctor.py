@@ -160,6 +160,66 @@ r = t.run()
 ck.check(r.returncode == 1 and "[FAIL] nic" in r.stdout and "--mem=pinned" in r.stdout, "virtio NIC:\n" + r.stdout)
 t.done()
 
+# 8. Odd sysfs values: control characters and quotes in the IOMMU type, the driver name and the
+#    root complex folder; a link of "nan GT/s" and width -3; absurd hugepage and NUMA counts.
+#    JSON stays valid (every string escaped, no NaN/Infinity), absurd values are "unknown" and
+#    said so, and a pair whose link cannot be read is not graded ok nor "can work".
+t = Tree()
+root = 'pci0000:0"\t0'
+t.dev(root + "/0000:00:01.0", 0x8086, 0x060400)
+t.dev(root + "/0000:00:01.0/0000:01:00.0", GPU, 0x030200, driver='nv"\tidia', iommu='DMA\n"x"',
+      numa=99999999999)
+t.dev(root + "/0000:00:01.0/0000:01:00.1", MLX, 0x020000, driver="mlx5_core")
+gpu_dir = os.path.join(t.sys, "devices", root, "0000:00:01.0/0000:01:00.0")
+open(os.path.join(gpu_dir, "current_link_speed"), "w").write("nan GT/s PCIe\n")
+open(os.path.join(gpu_dir, "current_link_width"), "w").write("-3\n")
+open(os.path.join(t.sys, "kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"), "w").write("-5\n")
+r = t.run()
+ck.check("hugepages unknown" in r.stdout and "18446744073709551606" not in r.stdout, "hugepages:\n" + r.stdout)
+ck.check("NUMA unknown" in r.stdout and "1215752191" not in r.stdout, "numa:\n" + r.stdout)
+ck.check("[?   ] pcie link" in r.stdout and "can work" not in r.stdout.split("verdict")[0], "link:\n" + r.stdout)
+ck.check(r.returncode == 1, "unknown link: not counted as able (exit %d)" % r.returncode)
+
+
+def no_constants(c):
+    raise ValueError("non-finite number in JSON: " + c)
+
+
+out = t.run("--json").stdout
+try:
+    j = json.loads(out, parse_constant=no_constants)
+    dev = [d for d in j["devices"] if d["kind"] == "gpu"][0]
+    ck.check(dev["driver"] == 'nv"\tidia' and dev["root"] == root and dev["numa"] is None and
+             dev["link"][0] is None and j["hugepages_mb"] is None, "odd values in JSON: %s" % dev)
+    ck.check(j["pairs"][0]["gpudirect"] is None, "unknown verdict in JSON: %s" % j["pairs"][0])
+except ValueError as e:
+    ck.check(False, "JSON invalid: %s\n%s" % (e, out))
+t.done()
+
+# 9. Missing link files: unknown, not "0.0 GT/s x0 [ok]".
+t = Tree()
+t.switch("pci0000:00", "0000:00:01.0", "0000:01:00.0", ["0000:02:00.0", "0000:02:01.0"])
+t.dev(SW + "/0000:02:00.0/0000:03:00.0", GPU, 0x030200)
+t.dev(SW + "/0000:02:01.0/0000:04:00.0", MLX, 0x020000)
+for f in ("current_link_speed", "current_link_width"):
+    os.unlink(os.path.join(t.sys, "devices", SW, "0000:02:01.0/0000:04:00.0", f))
+r = t.run()
+ck.check("[?   ] pcie link" in r.stdout and "0.0 GT/s" not in r.stdout and r.returncode == 1,
+         "missing link files:\n" + r.stdout)
+t.done()
+
+# 10. 60 GPUs and 60 NICs: every one listed (no silent limit).
+t = Tree()
+for i in range(60):
+    t.dev("pci0000:00/0000:00:%02x.0/0000:%02x:00.0" % (i % 32, i + 1), GPU, 0x030200)
+    t.dev("pci0000:00/0000:00:%02x.0/0000:%02x:00.1" % (i % 32, i + 1), MLX, 0x020000)
+r = t.run()
+ck.check("60 GPU(s), 60 NIC(s)" in r.stdout and r.stdout.count("  GPU  ") == 60 and
+         r.stdout.count("  NIC  ") == 60, "120 devices:\n" + r.stdout[:400])
+j = json.loads(t.run("--json").stdout)
+ck.check(len(j["devices"]) == 120 and len(j["pairs"]) == 60, "120 devices in JSON: %d" % len(j["devices"]))
+t.done()
+
 # Bad option, bad tree.
 ck.check(subprocess.run([DOCTOR, "--bogus"], capture_output=True).returncode == 2, "bad option exits 2")
 ck.check(subprocess.run([DOCTOR, "--sysfs", "/nonexistent"], capture_output=True).returncode == 2,

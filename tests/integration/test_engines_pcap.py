@@ -3,8 +3,9 @@
 malformed packets), an independent model of the engine written here with scapy
 predicts the output, gnio-testpmd runs on net_pcap, and the output pcap must
 equal the prediction exactly; drops must match by reason.
-With --chained the jumbo frame is received as a chained mbuf (engines see its
-first segment and validate lengths against the whole packet): same expectations.
+With --chained the jumbo frames are received as chained mbufs (engines see their
+first segment and validate lengths against the whole packet; csum sums every
+segment, so a flipped byte in any of them is bad_csum): same expectations.
 Usage: test_engines_pcap.py ENGINE [--chained] [--consumer NAME --gpu NAME --mem MODE]"""
 import argparse
 import os
@@ -69,6 +70,21 @@ def corpus():
         bytes(base / ip / UDP(sport=9, dport=10) / Raw(bytes(range(256)) * 5 + b"\x01")),  # odd, long
         bytes(base / IPv6(src="2001:db8::5", dst="2001:db8::6") / TCP(sport=5, dport=6) / Raw(b"s" * 999)),
     ]
+    # Jumbo frames, summed across every segment of a chained mbuf (9002 B in 2 KiB segments:
+    # five of them). One byte flipped in the first segment, on a segment boundary, in a middle
+    # segment and in the last byte: each must be bad_csum, never forwarded as good.
+    payload = bytes((i * 7 + 3) & 0xFF for i in range(8960))
+    jumbo = bytes(base / IP(src="10.5.0.1", dst="10.5.0.2") / UDP(sport=21, dport=22) / Raw(payload))
+    good += [jumbo,
+             bytes(base / IP(src="10.5.0.3", dst="10.5.0.4") / TCP(sport=23, dport=24) / Raw(payload[:8947])),
+             bytes(base / IP(src="10.5.0.5", dst="10.5.0.6") / UDP(sport=25, dport=26) / Raw(payload[:8959]))]
+    for at in (100, 2047, 2048, 5001, len(jumbo) - 1):
+        flipped = bytearray(jumbo)
+        flipped[at] ^= 0x10
+        bad.append(bytes(flipped))
+    tcp_bad = bytearray(good[-2])
+    tcp_bad[7000] ^= 0x01
+    bad.append(bytes(tcp_bad))
     return good, bad
 
 
@@ -230,8 +246,6 @@ def model_csum(b, off, et):
         seg = ulen
     elif seg < 20 or len(b) < l4 + 20:
         return None, "malformed"
-    if l4 + seg > len(b):
-        return bytes(b), None
     total = ones_sum(pseudo + struct.pack("!H", seg)) + ones_sum(bytes(b[l4:l4 + seg]))
     while total >> 16:
         total = (total & 0xFFFF) + (total >> 16)

@@ -51,12 +51,19 @@ say("port start 7")
 say("stop")
 say("show port stats all")
 say("show fwd stats all")
+# Every port stopped: start says so instead of starting with nothing.
+say("port stop all", 0.3)
+say("start", 0.2)
+say("port start all", 0.3)
 say("quit")
 out, _ = p.communicate(timeout=60)
+ck.check("every port is stopped: nothing to forward" in out, "start with every port stopped is refused")
 ck.check(p.returncode == 0, "exit %d" % p.returncode)
 ck.check("Please stop forwarding first" in out, "set fwd refused while forwarding")
 ck.check("unknown forwarding mode nosuchmode" in out, "unknown mode named")
-ck.check(out.count("Forward statistics for port 0") >= 100, "100 stops printed their statistics")
+ck.check(out.count("Forward statistics for port 0") >= 100, "100 stops printed their statistics (%d): %s" % (
+    out.count("Forward statistics for port 0"),
+    [l for l in out.splitlines() if "cannot" in l or "not started" in l or "error" in l][:5]))
 ck.check("conserved" in out and "NOT CONSERVED" not in out, "conservation at quit")
 ck.check("back to its starting level" in out, "mempool full at quit")
 ck.check(rss100 - rss10 < 2048, "RSS after 10 cycles %d kB, after 100 %d kB" % (rss10, rss100))
@@ -65,4 +72,17 @@ ck.check("Port 0 stopped" in out and "Port 0 already stopped" in out and "Port 0
 ck.check("port 7 is not in use" in out, "unknown port named")
 ck.check("dropped no_route" in out, "traffic for the stopped port counted as no_route")
 print("RSS after 10 cycles: %d kB, after 100: %d kB" % (rss10, rss100))
+
+# --max-packets: the last partial item is published as soon as the limit is reached, so all
+# 1000 packets are out while forwarding goes on (it was 896 until 'stop').
+p = subprocess.Popen([TESTPMD, "-l", "0-1"] + eal_mem() + ["--vdev=net_null0", "--vdev=net_null1", "--", "-i",
+                      "--max-packets=1000", "--forward-mode=macswap"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+time.sleep(1.0)
+say("start", 1.0)
+say("show fwd stats all", 0.2)
+say("quit")
+out, _ = p.communicate(timeout=60)
+txs = [int(l.split("TX-packets:")[1]) for l in out.splitlines() if "TX-packets:" in l and "RX-dropped" in l]
+ck.check(len(txs) >= 2 and sum(txs[:2]) == 1000, "max-packets: 1000 out before stop, got %s" % txs)
 ck.finish()

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Every bad option value exits 2 with one line naming the option and the reason;
---mem=gpu on a virtual port is refused cleanly, suggesting --mem=pinned."""
+"""Every bad option value exits 2 with one line (nothing else on stderr) naming the
+option and the reason; --mem=gpu on a virtual port is refused cleanly, suggesting
+--mem=pinned; an unwritable --json is refused before forwarding; an EAL device that
+did not become a port is named with the EAL's reason."""
 import subprocess
 
 from gnio_run import TESTPMD, Checker, eal_mem
@@ -55,6 +57,13 @@ BAD = [
     (["--rx-pps=fast"], "--rx-pps"),
     (["--prefill=20"], "--prefill"),
     (["--prefill=4000"], "--prefill"),
+    (["--eth-peer=7,02:00:00:00:00:01"], "--eth-peer=7"),
+    (["-i"], "--duration"),
+    (["--json=/nonexistent/dir/x.json"], "--json=/nonexistent/dir/x.json"),
+    (["--json=/"], "--json=/"),
+    (["--nb-cores=4"], "--nb-cores=4"),
+    (["--split=64", "--max-packets=10"], "--split"),
+    (["--drain-ms=x"], "--drain-ms"),
 ]
 
 
@@ -63,10 +72,17 @@ def main():
     base = [TESTPMD, "-l", "0-1"] + eal_mem() + ["--vdev=net_null0", "--vdev=net_null1", "--"]
     for args, needle in BAD:
         r = subprocess.run(base + args + ["--duration=1"], capture_output=True, text=True, timeout=60)
-        lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-testpmd:")]
+        lines = r.stderr.splitlines()
         ck.check(r.returncode == 2, "%s: exit %d, expected 2 (stderr: %s)" % (args, r.returncode, r.stderr.strip()))
-        ck.check(len(lines) == 1 and needle in lines[0],
+        ck.check(len(lines) == 1 and lines[0].startswith("gnio-testpmd: ") and needle in lines[0],
                  "%s: want one line naming %s, got %r" % (args, needle, lines))
+        ck.check("forwarding" not in r.stdout, "%s: refused before forwarding:\n%s" % (args, r.stdout))
+    # A device the EAL could not create is named, with the EAL's own reason.
+    r = subprocess.run([TESTPMD, "-l", "0-1"] + eal_mem() + ["--vdev=net_pcap0,rx_pcap=/nonexistent.pcap", "--",
+                       "--duration=1"], capture_output=True, text=True, timeout=60)
+    last = r.stderr.strip().splitlines()[-1:] or [""]
+    ck.check(r.returncode == 2 and "--vdev=net_pcap0,rx_pcap=/nonexistent.pcap did not become a port" in last[0]
+             and "/nonexistent.pcap: No such file" in last[0], "failed vdev: exit %d, %r" % (r.returncode, last))
     r = subprocess.run([TESTPMD, "--help"], capture_output=True, text=True, timeout=30)
     ck.check(r.returncode == 0 and "--forward-mode" in r.stdout, "--help")
     ck.finish()

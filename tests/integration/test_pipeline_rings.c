@@ -148,13 +148,18 @@ main(int argc, char **argv)
 		}
 	}
 	/* Wait until everything came out, then stop. */
-	for (int spin = 0; spin < 500; spin++) {
-		struct gnio_counts t;
+	for (int spin = 0; spin < 5000; spin++) {
+		struct gnio_stats st;
 
-		gnio_pipeline_totals(pl, &t);
-		if (t.tx == (uint64_t)NPORTS * NPKT)
+		/* Every snapshot taken while forwarding is consistent. */
+		CHECK(gnio_pipeline_stats(pl, &st, NULL, 0) == 0);
+		CHECK(st.processed <= st.total.rx + st.total.generated);
+		CHECK(st.total.tx + st.dropped <= st.total.rx + st.total.generated);
+		for (uint16_t i = 0; i < st.nb_pools; i++)
+			CHECK(st.pool[i].avail + st.pool[i].in_use == st.pool[i].size);
+		if (st.total.tx == (uint64_t)NPORTS * NPKT)
 			break;
-		rte_delay_ms(10);
+		rte_delay_us_sleep(1000);
 	}
 	CHECK(gnio_pipeline_stop(pl) == 0);
 	CHECK(gnio_pipeline_stop(pl) == -EALREADY);

@@ -3,15 +3,21 @@
 conservation law exactly; overload (a slow consumer) drops and counts as
 ring_full, or with --overload=backpressure stops polling and drops nothing;
 --flush-us bounds latency at low load; a port on another NUMA node is named
-in a warning; RSS queues and several RX lcores; --rx-pps pacing; completion
-placement; --prefill with the csum engine."""
+in a warning; RSS queues and several RX lcores; --rx-pps pacing (per packet, at
+any rate); completion placement; --prefill with the csum engine (and a warning when
+the port delivers shorter packets); the drain bound at stop (--drain-ms: what is
+abandoned is drain_timeout, not consumer_error, and the exit is 0); txonly counts
+what it generates as generated; SIGINT/SIGTERM during start-up (also with SIGINT
+inherited as ignored) end the run with a summary and leave no hugepage or runtime
+files behind."""
+import glob
 import os
 import signal
 import subprocess
 import tempfile
 import time
 
-from gnio_run import LCORES4, TESTPMD, Checker, eal_mem, load_json, run_testpmd
+from gnio_run import LCORES4, TESTPMD, Checker, eal_mem, have_hugepages, load_json, run_testpmd
 
 ck = Checker("run-behaviour")
 tmp = tempfile.mkdtemp(prefix="gnio-run-")
@@ -24,8 +30,9 @@ def js(name):
 
 def conserved(s, what):
     t = s["total"]
-    ck.check(s["conserved"] and t["rx"] == t["tx"] + sum(t["drops"].values()),
-             "%s: rx %d != tx %d + drops %s" % (what, t["rx"], t["tx"], t["drops"]))
+    ck.check(s["conserved"] and t["rx"] + t["generated"] == t["tx"] + sum(t["drops"].values()),
+             "%s: rx %d + generated %d != tx %d + drops %s" % (what, t["rx"], t["generated"], t["tx"],
+                                                             t["drops"]))
     ck.check(s["pools_full"], "%s: pools %s" % (what, s["pools"]))
 
 
@@ -77,7 +84,7 @@ conserved(s, "max-packets")
 run_testpmd(NULLS, ["--forward-mode=io", "--burst=512", "--flush-us=50", "--max-packets=200000",
                     "--json=" + js("flush")])
 s = load_json(js("flush"))
-ck.check(s["latency_ns"]["bursts"] > 0 and s["latency_ns"]["p50"] < 5e6, "flush: latency %s" % s["latency_ns"])
+ck.check(s["latency_ns"]["items"] > 0 and s["latency_ns"]["p50"] < 5e6, "flush: latency %s" % s["latency_ns"])
 conserved(s, "flush")
 
 # Forced cross-node placement: the GPU device on NUMA 1, the port on NUMA 0. It works, and
@@ -92,8 +99,16 @@ run_testpmd(NULLS, ["--forward-mode=macswap", "--rx-pps=20000", "--duration=2", 
 s = load_json(js("pps"))
 rate = s["total"]["rx"] / s["seconds"]
 ck.check(15000 < rate < 25000, "rx-pps: %.0f packets/s offered, asked 20000" % rate)
-ck.check(s["latency_ns"]["bursts"] * 32 >= s["total"]["rx"], "rx-pps: one item per burst %s" % s["latency_ns"])
+ck.check(s["latency_ns"]["items"] * 32 >= s["total"]["rx"], "rx-pps: one item per burst %s" % s["latency_ns"])
 conserved(s, "rx-pps")
+# At low rates too: paced per packet, never a burst ahead (it was 64 packets in the first second
+# at --rx-pps=1, 96 in steps of 32 at 10).
+for pps in (1, 10):
+    run_testpmd(NULLS, ["--forward-mode=io", "--rx-pps=%d" % pps, "--duration=3", "--json=" + js("pps%d" % pps)])
+    s = load_json(js("pps%d" % pps))
+    most = pps * s["seconds"] + 1
+    ck.check(pps * (s["seconds"] - 1) <= s["total"]["rx"] <= most,
+             "rx-pps=%d: %d packets in %.2f s (at most %.0f)" % (pps, s["total"]["rx"], s["seconds"], most))
 
 # Completion placement: on each RX lcore, or on a dedicated lcore; both conserve.
 for mode, lc in (("rx", ("-l", "0-1")), ("lcore", LCORES4)):
@@ -110,10 +125,75 @@ s = load_json(js("prefill"))
 ck.check(s["total"]["tx"] == 200000, "prefill + csum: all %d forwarded, drops %s" % (s["total"]["tx"], s["total"]["drops"]))
 conserved(s, "prefill")
 # A packet whose IP length exceeds what the port delivers is malformed: the engine did look.
-run_testpmd(["--vdev=net_null0,size=1400,copy=0", "--vdev=net_null1,size=1400,copy=0"],
-            ["--forward-mode=csum", "--prefill=1500", "--max-packets=100000", "--json=" + js("prefill-short")])
+r = run_testpmd(["--vdev=net_null0,size=1400,copy=0", "--vdev=net_null1,size=1400,copy=0"],
+                ["--forward-mode=csum", "--prefill=1500", "--max-packets=100000", "--json=" + js("prefill-short")])
 s = load_json(js("prefill-short"))
 ck.check(s["total"]["drops"]["malformed"] == 100000, "prefill 1500 on 1400 B packets: %s" % s["total"]["drops"])
+ck.check("warning: --prefill=1500, but port" in r.stdout and "packets of 1400 bytes" in r.stdout,
+         "prefill longer than the port's packets: warned\n" + r.stdout)
 conserved(s, "prefill-short")
+
+# txonly: what it makes is generated, not received.
+r = run_testpmd(NULLS, ["--forward-mode=txonly", "--max-packets=5000", "--json=" + js("txonly")])
+s = load_json(js("txonly"))
+ck.check(s["total"]["generated"] == 5000 and s["total"]["rx"] == 0, "txonly counts: %s" % s["total"])
+ck.check("generated 5000 = transmitted" in r.stdout and "Generated:" in r.stdout, "txonly report:\n" + r.stdout)
+conserved(s, "txonly")
+
+# The drain bound: a slow consumer (20 ms an item) with a full ring at SIGINT. With a short
+# bound the rest is dropped as drain_timeout (not consumer_error) and the run exits 0; with a
+# long one everything drains.
+for bound, ring in ((200, 64), (20000, 16)):
+    cmd = ([TESTPMD] + list(LCORES4) + eal_mem() + NULLS +
+           ["--", "--forward-mode=io", "--slow-consumer-us=20000", "--ring-items=%d" % ring,
+            "--drain-ms=%d" % bound, "--json=" + js("drain%d" % bound)])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    ck.check(proc.returncode == 0, "drain-ms=%d: exit %d\n%s\n%s" % (bound, proc.returncode, out, err))
+    s = load_json(js("drain%d" % bound))
+    d = s["total"]["drops"]
+    ck.check(d["consumer_error"] == 0, "drain-ms=%d: nothing blamed on the consumer: %s" % (bound, d))
+    if bound == 200:
+        ck.check(d["drain_timeout"] > 0 and s["drain_abandoned"] == d["drain_timeout"] and
+                 "dropped as drain_timeout" in out, "drain-ms=200: abandoned counted: %s\n%s" % (d, out))
+    else:
+        ck.check(d["drain_timeout"] == 0, "drain-ms=20000: all drained: %s" % d)
+    conserved(s, "drain-ms=%d" % bound)
+
+# Signals during start-up: caught from the first instant (checked in /proc before sending),
+# also when SIGINT is inherited as ignored; the run ends with its summary and leaves nothing
+# in /dev/hugepages or /var/run/dpdk.
+
+
+def caught(pid, sig):
+    try:
+        for line in open("/proc/%d/status" % pid):
+            if line.startswith("SigCgt:"):
+                return (int(line.split()[1], 16) >> (sig - 1)) & 1
+    except OSError:
+        pass
+    return 0
+
+
+for n, (sig, delay, ignore) in enumerate(((signal.SIGINT, 0.0, False), (signal.SIGTERM, 0.05, False),
+                                          (signal.SIGINT, 0.1, True), (signal.SIGINT, 0.2, True))):
+    prefix = "gnio-sig-%d-%d" % (os.getpid(), n)
+    cmd = [TESTPMD, "-l", "0-1"] + eal_mem(prefix) + NULLS + ["--", "--forward-mode=io", "--duration=20"]
+    pre = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pre)
+    t0 = time.time()
+    while not caught(proc.pid, sig) and time.time() - t0 < 5:
+        time.sleep(0.001)
+    time.sleep(delay)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    what = "%s after %.0f ms%s" % (signal.Signals(sig).name, delay * 1e3, ", SIGINT ignored by the parent" if ignore else "")
+    ck.check(proc.returncode == 0 and "conserved" in out, "%s: exit %d, summary:\n%s\n%s" % (what, proc.returncode, out, err))
+    left = glob.glob("/dev/hugepages/%smap_*" % prefix) + glob.glob("/var/run/dpdk/%s" % prefix)
+    ck.check(not left, "%s: left behind %s" % (what, left))
+if not have_hugepages():
+    print("signals at start-up: run without hugepages (no hugepage files to leave)")
 
 ck.finish()

@@ -10,6 +10,7 @@
 #include <rte_mbuf.h>
 
 #include "gnio_burstq.h"
+#include "gnio_verdict.h"
 #include "gnio_test.h"
 
 static struct rte_mempool *mp;
@@ -88,10 +89,17 @@ test_order_and_full(int16_t gpu)
 	CHECK(gnio_burstq_room(q) == 7);
 	/* A consumer that died: its READY items become ERROR; DONE ones stay DONE. */
 	CHECK(consume_one(q, &cons));
-	CHECK(gnio_burstq_fail_ready(q) == 2);
+	{
+		uint64_t pkts = 0;
+
+		/* ... with the reason they are dropped for, and their packets counted. */
+		CHECK(gnio_burstq_fail_ready(q, GNIO_DROP_DRAIN_TIMEOUT, &pkts) == 2);
+		CHECK(pkts == 8 + 2);
+	}
 	for (int item = 0; item < 3; item++) {
 		CHECK(gnio_burstq_peek_done(q, &d));
 		CHECK(d.status == (item == 0 ? GNIO_BQ_DONE : GNIO_BQ_ERROR));
+		CHECK(item == 0 || d.fail_reason == GNIO_DROP_DRAIN_TIMEOUT);
 		rte_pktmbuf_free_bulk(d.mbufs, d.nb);
 		gnio_burstq_release(q);
 	}
@@ -108,6 +116,61 @@ test_order_and_full(int16_t gpu)
 	rte_pktmbuf_free_bulk(d.mbufs, d.nb);
 	gnio_burstq_release(q);
 	CHECK(gnio_burstq_publish(q) == 0);
+	CHECK(gnio_burstq_destroy(q) == 0);
+}
+
+/* A chain of @p nseg segments of 10 bytes each. */
+static struct rte_mbuf *
+make_chain(unsigned int nseg)
+{
+	struct rte_mbuf *h = NULL;
+
+	for (unsigned int i = 0; i < nseg; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+
+		REQUIRE(m != NULL && rte_pktmbuf_append(m, 10) != NULL);
+		if (h == NULL)
+			h = m;
+		else
+			REQUIRE(rte_pktmbuf_chain(h, m) == 0);
+	}
+	return h;
+}
+
+/*
+ * The segment table of an item: chains of several packets share it in order;
+ * a chain that does not fit is marked not described (count 0), never cut;
+ * the next item starts with an empty table.
+ */
+static void
+test_chain_table(int16_t gpu)
+{
+	struct gnio_burstq_conf bc = { .gpu_id = gpu, .nb_items = 2, .max_pkts = 2, .socket = 0 };
+	struct gnio_burstq *q = gnio_burstq_create(&bc);
+	struct rte_mbuf *m[3];
+	struct gnio_bq_dev *dv;
+	struct gnio_bq_done d;
+	uint32_t cons = 0;
+
+	REQUIRE(q != NULL);
+	dv = gnio_burstq_dev(q);
+	CHECK(dv->seg_cap == 2 * GNIO_BQ_SEGS_PER_PKT);
+	m[0] = make_chain(4);                       /* 3 entries */
+	m[1] = make_chain(dv->seg_cap);             /* seg_cap - 1 entries: no longer fit */
+	m[2] = make_chain(dv->seg_cap);             /* fits an empty table exactly */
+	CHECK(gnio_burstq_add(q, m, 2, 0, 1) == 2); /* fills item 0: published */
+	CHECK(dv->pkt_segs[0] == GNIO_BQ_SEGS(0, 3));
+	CHECK(dv->segs[2].addr == rte_pktmbuf_mtod(m[0]->next->next->next, const uint8_t *));
+	CHECK(GNIO_BQ_SEGS_COUNT(dv->pkt_segs[1]) == 0);
+	CHECK(gnio_burstq_add(q, &m[2], 1, 0, 1) == 1);
+	CHECK(gnio_burstq_publish(q) == 1);
+	CHECK(dv->pkt_segs[dv->max_pkts] == GNIO_BQ_SEGS(0, dv->seg_cap - 1));
+	for (int k = 0; k < 2; k++) {
+		CHECK(consume_one(q, &cons));
+		CHECK(gnio_burstq_peek_done(q, &d));
+		rte_pktmbuf_free_bulk(d.mbufs, d.nb);
+		gnio_burstq_release(q);
+	}
 	CHECK(gnio_burstq_destroy(q) == 0);
 }
 
@@ -135,11 +198,15 @@ test_chained(int16_t gpu)
 	CHECK(dv->items[0].pkt_list[0].addr == rte_pktmbuf_mtod(h, uintptr_t));
 	CHECK(dv->items[0].pkt_list[0].size == 64);
 	CHECK(dv->pkt_len[0] == 1064);       /* the whole packet, for length checks */
+	/* ... and the other segments in the item's segment table. */
+	CHECK(GNIO_BQ_SEGS_COUNT(dv->pkt_segs[0]) == 1 && GNIO_BQ_SEGS_FIRST(dv->pkt_segs[0]) == 0);
+	CHECK(dv->segs[0].addr == rte_pktmbuf_mtod(t, const uint8_t *) && dv->segs[0].len == 1000);
 	CHECK(consume_one(q, &cons));
 	CHECK(gnio_burstq_peek_done(q, &d) && d.mbufs[0] == h && d.mbufs[0]->nb_segs == 2);
 	rte_pktmbuf_free(h);
 	gnio_burstq_release(q);
 	CHECK(gnio_burstq_destroy(q) == 0);
+	test_chain_table(gpu);
 }
 
 int

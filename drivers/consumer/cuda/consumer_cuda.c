@@ -40,7 +40,7 @@ RTE_LOG_REGISTER(ccuda_logtype, gnio.consumer.cuda, NOTICE);
 #define CC_WARPS_DEFAULT 32
 #define CC_BURST_AHEAD 16     /* per-burst mode: launches outstanding per queue at most */
 #define CC_BURST_PER_PASS 8   /* per-burst mode: launches per queue per pass */
-#define CC_STOP_MS 5000
+#define CC_STOP_MS 2000      /* after GNIO_QUIT_NOW: longest wait for the items in hand */
 #define CC_STAGES 8           /* staged mode: items being copied or processed at once */
 #define CC_STAGE_SLOT 2112    /* staged mode: bytes per packet the buffers start with */
 #define CC_STAGE_ALIGN 64     /* staged mode: packets start on 64-byte boundaries */
@@ -257,6 +257,18 @@ cc_start(struct gnio_consumer *c)
 
 static bool cc_all_done(struct gnio_consumer *c, struct ccuda *x);
 
+/* Staged mode: a packet's segments into a staging buffer (@p in), or back out of it. */
+static void
+cc_stage_copy(uint8_t *buf, const struct rte_mbuf *m, bool in)
+{
+	for (; m != NULL; m = m->next) {
+		uint8_t *seg = rte_pktmbuf_mtod(m, uint8_t *);
+
+		rte_memcpy(in ? buf : seg, in ? seg : buf, m->data_len);
+		buf += m->data_len;
+	}
+}
+
 /* Staged mode: gather the packets of item @p seq of queue @p q into a free stage and launch it. */
 static int
 cc_stage_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t q, uint32_t seq, char *err,
@@ -274,7 +286,7 @@ cc_stage_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t q, uint32_t s
 	int ret;
 
 	for (uint32_t i = 0; i < nb; i++)
-		need += RTE_ALIGN_CEIL(it->pkt_list[i].size, CC_STAGE_ALIGN);
+		need += RTE_ALIGN_CEIL(plen[i], CC_STAGE_ALIGN);
 	if (need > x->stage_cap) {
 		/* Larger packets than the buffers were made for: remake them once nothing is in them. */
 		if (x->stage_used != 0)
@@ -289,14 +301,15 @@ cc_stage_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t q, uint32_t s
 		s = 0;
 	}
 	gnio_cuda_rt_stage_host(x->rt, s, &buf, &cap, &desc, &verd);
+	/* Each packet whole, chained ones gathered: the kernel reads every byte in one place. */
 	for (uint32_t i = 0; i < nb; i++) {
-		uint32_t n = (uint32_t)it->pkt_list[i].size;
+		const struct rte_mbuf *m = ((struct rte_mbuf *const *)it->mbufs)[i];
 
-		rte_memcpy(buf + off, (const void *)it->pkt_list[i].addr, n);
+		cc_stage_copy(buf + off, m, true);
 		desc[3 * i] = (uint32_t)off;
-		desc[3 * i + 1] = n;
-		desc[3 * i + 2] = plen[i];
-		off += RTE_ALIGN_CEIL(n, CC_STAGE_ALIGN);
+		desc[3 * i + 1] = m->pkt_len;
+		desc[3 * i + 2] = m->pkt_len;
+		off += RTE_ALIGN_CEIL(m->pkt_len, CC_STAGE_ALIGN);
 	}
 	ret = gnio_cuda_rt_stage_launch(x->rt, &x->l, s, nb, off, d->item_port[slot], err, len);
 	if (ret != 0)
@@ -322,7 +335,7 @@ cc_stage_finish(struct ccuda *x)
 
 	gnio_cuda_rt_stage_host(x->rt, x->stage_head, &buf, &cap, &desc, &verd);
 	for (uint32_t i = 0; i < st->nb; i++) {
-		rte_memcpy((void *)it->pkt_list[i].addr, buf + desc[3 * i], desc[3 * i + 1]);
+		cc_stage_copy(buf + desc[3 * i], ((struct rte_mbuf *const *)it->mbufs)[i], false);
 		out[i] = verd[i];
 	}
 	d->item_uniform[slot] = 0;
@@ -352,6 +365,12 @@ cc_staged_step(struct gnio_consumer *c, struct ccuda *x, uint32_t quit)
 		cc_stage_finish(x);
 		n++;
 	}
+	if (quit == GNIO_QUIT_NOW) {
+		/* Stopping now: launch nothing more; idle once the stages in flight are done. */
+		if (x->stage_used == 0)
+			gnio_shm_flag_store(&x->drained, 2);
+		return n;
+	}
 	while (more && x->stage_used < CC_STAGES) {
 		more = false;
 		for (uint32_t i = 0; i < c->nb_qs && x->stage_used < CC_STAGES; i++) {
@@ -379,7 +398,7 @@ cc_staged_step(struct gnio_consumer *c, struct ccuda *x, uint32_t quit)
 			n++;
 		}
 	}
-	if (quit != 0 && n == 0 && x->stage_used == 0 && cc_all_done(c, x))
+	if (quit == GNIO_QUIT_DRAIN && n == 0 && x->stage_used == 0 && cc_all_done(c, x))
 		gnio_shm_flag_store(&x->drained, 1);
 	return n;
 }
@@ -410,6 +429,12 @@ cc_step(struct gnio_consumer *c)
 		return 0;
 	if (x->mode == CC_STAGED)
 		return cc_staged_step(c, x, quit);
+	if (quit == GNIO_QUIT_NOW) {
+		/* Stopping now: launch nothing more; idle once what was launched ran. */
+		if (gnio_cuda_rt_query(x->rt, err, sizeof(err)) != 1)
+			gnio_shm_flag_store(&x->drained, 2);
+		return 0;
+	}
 	if (x->mode == CC_BURST) {
 		for (uint32_t i = 0; i < c->nb_qs; i++) {
 			struct gnio_bq_dev *d = x->qs[i];
@@ -453,57 +478,90 @@ cc_step(struct gnio_consumer *c)
 			}
 		}
 	}
-	if (quit != 0 && n == 0 && cc_all_done(c, x))
+	if (quit == GNIO_QUIT_DRAIN && n == 0 && cc_all_done(c, x))
 		gnio_shm_flag_store(&x->drained, 1);
 	return n;
 }
 
-/* Wait for the stream to go idle; a CUDA error or the deadline ends it. */
+/* Wait for the stream to go idle: 0, or 1 at the deadline, or -EIO (a CUDA error). */
 static int
 cc_wait_idle(struct gnio_consumer *c, struct ccuda *x, uint64_t deadline)
 {
 	int r;
 
 	while ((r = gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error))) == 1) {
-		if (rte_get_timer_cycles() > deadline) {
-			snprintf(c->error, sizeof(c->error), "GPU consumer did not finish in %d ms",
-					CC_STOP_MS);
-			return -ETIMEDOUT;
-		}
+		if (rte_get_timer_cycles() > deadline)
+			return 1;
 		rte_delay_us_sleep(100);
 	}
 	return r;
+}
+
+/* Wait until the worker lcore set drained to @p v: 0, 1 at the deadline, or -EIO. */
+static int
+cc_wait_drained(struct gnio_consumer *c, struct ccuda *x, uint32_t v, uint64_t deadline)
+{
+	while (gnio_shm_flag_load(&x->drained) < v) {
+		if (gnio_shm_flag_load(&x->failed) != 0) {
+			snprintf(c->error, sizeof(c->error), "a kernel launch failed");
+			return -EIO;
+		}
+		if (gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error)) < 0)
+			return -EIO;
+		if (rte_get_timer_cycles() > deadline)
+			return 1;
+		rte_delay_us_sleep(100);
+	}
+	return 0;
+}
+
+/* Drain within c->drain_ms: 0 done, 1 the bound passed (still running), -EIO. */
+static int
+cc_drain(struct gnio_consumer *c, struct ccuda *x)
+{
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * c->drain_ms / 1000;
+	int r = 0;
+
+	if (x->mode != CC_PERSISTENT)
+		r = cc_wait_drained(c, x, 1, deadline);
+	return r != 0 ? r : cc_wait_idle(c, x, deadline);
 }
 
 static int
 cc_stop(struct gnio_consumer *c)
 {
 	struct ccuda *x = c->priv;
-	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * CC_STOP_MS / 1000;
+	uint64_t deadline;
 	int r;
 
 	/* What was published is final (producers stopped); then quit, for every spin loop. */
 	for (uint32_t i = 0; i < c->nb_qs; i++)
 		x->final[i] = gnio_burstq_published(c->qs[i]);
 	rte_wmb();
-	rte_gpu_comm_set_flag(&c->quit, 1);
+	rte_gpu_comm_set_flag(&c->quit, GNIO_QUIT_DRAIN);
 	rte_wmb();
-	if (x->mode != CC_PERSISTENT) {
-		while (gnio_shm_flag_load(&x->drained) == 0) {
-			if (gnio_shm_flag_load(&x->failed) != 0)
-				break;
-			if (gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error)) < 0)
-				return -EIO;
-			if (rte_get_timer_cycles() > deadline) {
-				snprintf(c->error, sizeof(c->error), "GPU consumer did not drain in %d ms",
-						CC_STOP_MS);
-				cc_dump(c, x);
-				return -ETIMEDOUT;
-			}
-			rte_delay_us_sleep(100);
+	r = cc_drain(c, x);
+	if (r == 1) {
+		/*
+		 * The bound passed: take no more items (the persistent kernel's workers
+		 * leave what they claim READY), finish the ones in hand, then idle.
+		 */
+		rte_gpu_comm_set_flag(&c->quit, GNIO_QUIT_NOW);
+		rte_wmb();
+		deadline = rte_get_timer_cycles() + rte_get_timer_hz() * CC_STOP_MS / 1000;
+		r = x->mode == CC_PERSISTENT ? 0 : cc_wait_drained(c, x, 2, deadline);
+		if (r == 0)
+			r = cc_wait_idle(c, x, deadline);
+		if (r == 0) {
+			snprintf(c->error, sizeof(c->error), "GPU consumer did not drain in %u ms",
+					c->drain_ms);
+			r = -ETIMEDOUT;
+		} else if (r == 1) {
+			snprintf(c->error, sizeof(c->error), "GPU consumer did not stop in %d ms",
+					CC_STOP_MS);
+			r = -EIO;
 		}
 	}
-	r = cc_wait_idle(c, x, deadline);
 	if (r != 0)
 		cc_dump(c, x);
 	x->launched = false;
@@ -581,6 +639,7 @@ cc_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
 		st->fetch_ns += v[GNIO_CUDA_PROF_FETCH_NS];
 		st->engine_ns += v[GNIO_CUDA_PROF_ENGINE_NS];
 		st->publish_ns += v[GNIO_CUDA_PROF_PUBLISH_NS];
+		st->skipped += v[GNIO_CUDA_PROF_SKIPPED];
 	}
 	st->warps = x->mode == CC_PERSISTENT ? c->nb_qs * x->l.warps_per_q : 0;
 }

@@ -23,7 +23,7 @@ struct gnio_cuda_launch {
 	struct gnio_bq_dev *const *qs;     /**< [nb_qs] queue views (registered host memory) */
 	uint32_t nb_qs;
 	const struct gnio_eng_ctx *ctx;    /**< engine inputs (registered) */
-	const uint32_t *quit;              /**< CPU writes 1 to stop (registered) */
+	const uint32_t *quit;              /**< GNIO_QUIT_DRAIN / GNIO_QUIT_NOW to stop (registered) */
 	const uint32_t *final;             /**< [nb_qs] items published at stop; valid once quit is 1 */
 	const uint32_t *start;             /**< [nb_qs] first item to consume */
 	uint32_t *cursor;                  /**< [nb_qs] graph mode: next item; GPU writes, CPU reads */
@@ -51,7 +51,8 @@ struct gnio_cuda_launch {
  * Per-warp profile of the persistent kernel (words of gnio_cuda_launch.prof).
  * A worker warp: ns waiting for an item, ns working on items, items, and the
  * work split in three (ns until the item's first descriptors arrived; ns
- * until the engine's last result; ns until DONE was stored).
+ * until the engine's last result; ns until DONE was stored), and the items it
+ * claimed but left READY because the CPU said GNIO_QUIT_NOW.
  * The dispatcher warp of a queue: polls, ns its polls took from load to
  * value (the round trip to host memory), items it dispatched.
  */
@@ -62,6 +63,7 @@ enum gnio_cuda_prof {
 	GNIO_CUDA_PROF_FETCH_NS,
 	GNIO_CUDA_PROF_ENGINE_NS,
 	GNIO_CUDA_PROF_PUBLISH_NS,
+	GNIO_CUDA_PROF_SKIPPED,      /* items claimed and left READY (GNIO_QUIT_NOW) */
 	GNIO_CUDA_PROF_WORDS,
 	/* Dispatcher warps reuse the first words. */
 	GNIO_CUDA_PROF_POLLS = GNIO_CUDA_PROF_WAIT_NS,

@@ -70,6 +70,9 @@ struct kq {
 	uint16_t *item_port;
 	uint32_t *item_uniform;
 	uint32_t *pkt_len;
+	const gnio_seg *segs;
+	const uint32_t *pkt_segs;
+	uint32_t seg_cap;
 	uint32_t mask;
 	uint32_t max_pkts;
 };
@@ -85,6 +88,9 @@ load_q(const gnio_bq_dev *d)
 	q.item_port = d->item_port;
 	q.item_uniform = d->item_uniform;
 	q.pkt_len = d->pkt_len;
+	q.segs = d->segs;
+	q.pkt_segs = d->pkt_segs;
+	q.seg_cap = d->seg_cap;
 	q.mask = d->nb_items - 1;
 	q.max_pkts = d->max_pkts;
 	return q;
@@ -97,11 +103,14 @@ status_line(const kq &q, uint32_t idx)
 	return q.status + (size_t)(idx & q.mask) * GNIO_BQ_STATUS_STRIDE;
 }
 
-/* Fault injection: spend @p ns more on an item, but stop at once when asked to quit. */
+/*
+ * Fault injection: spend @p ns more on an item (also while draining at stop),
+ * but stop at once when told to stop now.
+ */
 __device__ __forceinline__ void
 slow_down(uint32_t ns, const uint32_t *quit)
 {
-	while (ns != 0 && gnio_shm_dev_flag_load(quit) == 0) {
+	while (ns != 0 && gnio_shm_dev_flag_load(quit) != GNIO_QUIT_NOW) {
 		uint32_t s = ns > 1000000 ? 1000000 : ns;
 
 		__nanosleep(s);
@@ -134,32 +143,33 @@ warp_sum64(unsigned long long v)
 }
 
 /*
- * Sum the planned bytes of up to CSUM_BATCH packets of the warp with every
- * lane, then each packet's own lane judges its sum. For 16-byte aligned
- * packets: in each step, each lane loads one whole 16-byte chunk of every
- * packet of the batch (all those loads in flight together; each packet's
+ * Each lane's bytes [off, end) at @p pkt (off even; @p len bytes readable
+ * there, len >= end), summed with the whole warp: returns the lane's folded
+ * one's-complement sum of big-endian words by their offset in pkt. For 16-byte
+ * aligned packets: in each step, each lane loads one whole 16-byte chunk of up
+ * to CSUM_BATCH ranges (all those loads in flight together; each range's
  * chunks are one coalesced 512-byte sweep per step, starting on a 128-byte
- * line so a sweep is four whole lines, not five), keeps the bytes in range
- * and adds them as little-endian 32-bit words, a byte-swapped one's-complement
- * sum that is swapped back at the end. The bytes after a packet's last whole
- * chunk (fewer than 16) are loaded one per lane and added big-endian. A lane
- * whose packet is not 16-byte aligned sums it alone, sequentially.
+ * line so a sweep is four whole lines, not five), keeps the bytes in range and
+ * adds them as little-endian 32-bit words, a byte-swapped sum that is swapped
+ * back at the end. The bytes after a range's last whole chunk (fewer than 16)
+ * are loaded one per lane and added big-endian. A lane whose packet is not
+ * 16-byte aligned sums it alone, sequentially.
  */
 __device__ __forceinline__ uint16_t
-warp_csum_packets(const gnio_csum_plan &plan, uint16_t v, const uint8_t *pkt, uint32_t len,
-		unsigned int lane)
+warp_sum_ranges(const uint8_t *pkt, uint32_t off, uint32_t end, uint32_t len, unsigned int lane)
 {
-	bool alone = plan.n != 0 && ((uintptr_t)pkt & 15u) != 0;
+	bool has = off < end;
+	bool alone = has && ((uintptr_t)pkt & 15u) != 0;
+	uint16_t mine = 0;
 	unsigned int need;
 
 	if (alone)
-		v = gnio_eng_csum_finish(&plan, gnio_csum_fold32(gnio_csum_add(pkt + plan.off, plan.n,
-				plan.sum)));
-	/* Every lane takes part in what follows (shuffles), its packet summed or not. */
-	need = __ballot_sync(0xffffffffu, plan.n != 0 && !alone);
+		mine = gnio_csum_fold32(gnio_csum_add(pkt + off, end - off, 0));
+	/* Every lane takes part in what follows (shuffles), its range summed or not. */
+	need = __ballot_sync(0xffffffffu, has && !alone);
 	while (need != 0) {
 		const uint8_t *p[CSUM_BATCH];
-		uint32_t off[CSUM_BATCH], end[CSUM_BATCH], stop[CSUM_BATCH];
+		uint32_t o[CSUM_BATCH], e[CSUM_BATCH], stop[CSUM_BATCH];
 		unsigned long long acc[CSUM_BATCH];
 		uint32_t tail[CSUM_BATCH];
 		int who[CSUM_BATCH];
@@ -172,16 +182,16 @@ warp_csum_packets(const gnio_csum_plan &plan, uint16_t v, const uint8_t *pkt, ui
 			who[k] = j;
 			need &= need - 1;
 			p[k] = (const uint8_t *)__shfl_sync(0xffffffffu, (uintptr_t)pkt, j < 0 ? 0 : j);
-			off[k] = __shfl_sync(0xffffffffu, plan.off, j < 0 ? 0 : j);
-			end[k] = off[k] + __shfl_sync(0xffffffffu, plan.n, j < 0 ? 0 : j);
-			stop[k] = min(end[k], __shfl_sync(0xffffffffu, len, j < 0 ? 0 : j) & ~15u);
+			o[k] = __shfl_sync(0xffffffffu, off, j < 0 ? 0 : j);
+			e[k] = __shfl_sync(0xffffffffu, end, j < 0 ? 0 : j);
+			stop[k] = min(e[k], __shfl_sync(0xffffffffu, len, j < 0 ? 0 : j) & ~15u);
 			if (j < 0)
-				end[k] = stop[k] = off[k] = 0;
+				e[k] = stop[k] = o[k] = 0;
 			acc[k] = 0;
 			/* Tail bytes: one per lane, big-endian by their offset's parity. */
-			uint32_t t = max(off[k], stop[k]) + lane;
+			uint32_t t = max(o[k], stop[k]) + lane;
 
-			tail[k] = lane < 16 && t < end[k] ? (uint32_t)p[k][t] << ((t & 1) ? 0 : 8) : 0u;
+			tail[k] = lane < 16 && t < e[k] ? (uint32_t)p[k][t] << ((t & 1) ? 0 : 8) : 0u;
 		}
 		for (uint32_t step = lane * 16u; more; step += 512u) {
 			uint4 w[CSUM_BATCH];
@@ -189,20 +199,20 @@ warp_csum_packets(const gnio_csum_plan &plan, uint16_t v, const uint8_t *pkt, ui
 			more = false;
 #pragma unroll
 			for (int k = 0; k < CSUM_BATCH; k++) {
-				uint32_t c = (off[k] & ~127u) + step;
+				uint32_t c = (o[k] & ~127u) + step;
 
 				if (c < stop[k])
 					w[k] = *(const uint4 *)(p[k] + c);
 			}
 #pragma unroll
 			for (int k = 0; k < CSUM_BATCH; k++) {
-				uint32_t c = (off[k] & ~127u) + step;
+				uint32_t c = (o[k] & ~127u) + step;
 
 				if (c < stop[k]) {
-					acc[k] += word_in_range(w[k].x, c, off[k], end[k]);
-					acc[k] += word_in_range(w[k].y, c + 4, off[k], end[k]);
-					acc[k] += word_in_range(w[k].z, c + 8, off[k], end[k]);
-					acc[k] += word_in_range(w[k].w, c + 12, off[k], end[k]);
+					acc[k] += word_in_range(w[k].x, c, o[k], e[k]);
+					acc[k] += word_in_range(w[k].y, c + 4, o[k], e[k]);
+					acc[k] += word_in_range(w[k].z, c + 8, o[k], e[k]);
+					acc[k] += word_in_range(w[k].w, c + 12, o[k], e[k]);
 					more |= c + 512u < stop[k];
 				}
 			}
@@ -219,11 +229,10 @@ warp_csum_packets(const gnio_csum_plan &plan, uint16_t v, const uint8_t *pkt, ui
 			s = gnio_bswap16(gnio_csum_fold32((uint32_t)(a & 0xffffu) + (uint32_t)(a >> 16)));
 			s += gnio_csum_fold32((uint32_t)(t & 0xffffffffull) + (uint32_t)(t >> 32));
 			if ((int)lane == who[k])
-				v = gnio_eng_csum_finish(&plan, gnio_csum_fold32(s +
-						gnio_csum_fold32(plan.sum)));
+				mine = gnio_csum_fold32(s);
 		}
 	}
-	return v;
+	return mine;
 }
 
 /*
@@ -266,41 +275,88 @@ warp_header_window(uint8_t (*win)[CSUM_WINDOW], const uint8_t *pkt, uint32_t len
 	__syncwarp();
 }
 
-/*
- * Engine E on one packet per lane. The csum engine plans per lane on a
- * shared-memory copy of the headers, then the warp sums the planned payloads
- * together from packet memory.
- */
-template <unsigned int E>
-__device__ __forceinline__ uint16_t
-lane_packet(const gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint32_t pkt_len,
-		uint16_t rx_port, bool valid, unsigned int lane)
-{
-	if (E != GNIO_ENGINE_CSUM)
-		return valid ? gnio_engine_run(E, ctx, pkt, len, pkt_len, rx_port) : 0;
+/* Where a lane's packet goes on after its first segment (chained mbufs). */
+struct lane_segs {
+	const gnio_seg *segs;      /* the packet's segments after the first */
+	uint32_t nb;               /* how many (0 with segs NULL: none, or not described) */
+};
 
+/*
+ * The csum engine with the whole warp: each lane plans its packet on a
+ * shared-memory copy of the headers, sums the part of the payload in that
+ * copy, then the warp sums the rest from packet memory together: the first
+ * segment, then each further segment of chained packets in turn. A packet
+ * whose segments do not reach its end is "unverified", never good.
+ */
+__device__ __forceinline__ uint16_t
+lane_csum(const gnio_eng_ctx *ctx, const uint8_t *pkt, uint32_t len, uint32_t pkt_len,
+		uint16_t rx_port, bool valid, const lane_segs &sg, unsigned int lane)
+{
 	__shared__ uint8_t win[WARPS_PER_BLOCK][32][CSUM_WINDOW];
 	uint8_t (*w)[CSUM_WINDOW] = win[(threadIdx.x / 32) % WARPS_PER_BLOCK];
 	gnio_csum_plan plan;
 	uint16_t v = 0;
+	uint32_t off = 0, end = 0, fend = 0, sum = 0, at;
 
 	warp_header_window(w, pkt, valid ? len : 0, lane);
 	plan.n = 0;
 	if (valid)
 		v = gnio_eng_csum_plan(ctx, w[lane], len, pkt_len, rx_port, &plan);
-	/* The part of the payload in the window is summed from shared memory. */
-	if (plan.n != 0 && plan.off < CSUM_WINDOW) {
-		uint32_t end = plan.off + plan.n, wend = min(end, CSUM_WINDOW);
+	if (plan.n != 0) {
+		/* The first segment's part; the plan ends within the header window's reach. */
+		off = plan.off;
+		end = plan.off + plan.n;
+		fend = min(end, len);
+		sum = plan.sum;
+		if (off < CSUM_WINDOW) {
+			uint32_t wend = max(off, min(fend, CSUM_WINDOW));
 
-		plan.sum = gnio_csum_add(w[lane] + plan.off, wend - plan.off, plan.sum);
-		plan.off = wend;
-		plan.n = end - wend;
-		if (plan.n == 0)
-			v = gnio_eng_csum_finish(&plan, gnio_csum_fold32(plan.sum));
+			sum = gnio_csum_add_piece(w[lane] + off, off, wend - off, plan.off, end, sum);
+			off = wend;
+		}
 	}
-	v = warp_csum_packets(plan, v, pkt, len, lane);
 	__syncwarp();     /* the window is reused by the next 32 packets */
-	return v;
+	sum += warp_sum_ranges(pkt, off, fend, len, lane);
+	/* Chained packets: one segment of each per pass (off is even in each). */
+	at = len;
+	for (uint32_t k = 0; __any_sync(0xffffffffu, plan.n != 0 && at < end && k < sg.nb); k++) {
+		bool mine = plan.n != 0 && at < end && k < sg.nb;
+		const uint8_t *sp = mine ? sg.segs[k].addr : NULL;
+		uint32_t sl = mine ? sg.segs[k].len : 0, se = mine ? min(sl, end - at) : 0;
+		uint16_t ps = warp_sum_ranges(sp, 0, se, se, lane);
+
+		if (mine) {
+			sum += (at & 1u) ? gnio_bswap16(ps) : ps;
+			at += sl;
+		}
+	}
+	return plan.n != 0 ? gnio_eng_csum_judge(&plan, sum, at) : v;
+}
+
+/* Engine E on one packet per lane (csum: with the whole warp, lane_csum). */
+template <unsigned int E>
+__device__ __forceinline__ uint16_t
+lane_packet(const gnio_eng_ctx *ctx, uint8_t *pkt, uint32_t len, uint32_t pkt_len,
+		uint16_t rx_port, bool valid, const lane_segs &sg, unsigned int lane)
+{
+	if (E != GNIO_ENGINE_CSUM)
+		return valid ? gnio_engine_run(E, ctx, pkt, len, pkt_len, rx_port) : 0;
+	return lane_csum(ctx, pkt, len, pkt_len, rx_port, valid, sg, lane);
+}
+
+/* A packet's segments after the first, from the item's segment table (chained packets only). */
+__device__ __forceinline__ lane_segs
+packet_segs(const kq &q, uint32_t slot, uint32_t i, uint32_t len, uint32_t pkt_len)
+{
+	lane_segs sg = { NULL, 0 };
+
+	if (pkt_len > len) {
+		uint32_t v = q.pkt_segs[(size_t)slot * q.max_pkts + i];
+
+		sg.segs = q.segs + (size_t)slot * q.seg_cap + GNIO_BQ_SEGS_FIRST(v);
+		sg.nb = GNIO_BQ_SEGS_COUNT(v);
+	}
+	return sg;
 }
 
 /* What the persistent kernel knows of an item before touching host memory. */
@@ -351,7 +407,12 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 		uint8_t *pkt = !valid ? NULL : (uint8_t *)(base == 0 ? addr0 : pl[i].addr);
 		uint32_t len = !valid ? 0 : base == 0 ? size0 : (uint32_t)pl[i].size;
 		uint32_t plen = !valid ? 0 : base == 0 ? plen0 : plens[i];
-		uint16_t v = lane_packet<E>(ctx, pkt, len, plen, rx_port, valid, lane);
+		lane_segs sg = { NULL, 0 };
+		uint16_t v;
+
+		if (E == GNIO_ENGINE_CSUM && valid)
+			sg = packet_segs(q, slot, i, len, plen);
+		v = lane_packet<E>(ctx, pkt, len, plen, rx_port, valid, sg, lane);
 
 		if (valid)
 			verd[i] = v;
@@ -392,8 +453,8 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
  *    round trip) while it keeps finding them all READY. For the READY items
  *    at the head it copies count and port to device memory and publishes
  *    "ready up to seq + n" with a GPU-scope release. It leaves once quit is
- *    set and every published item was dispatched, and then raises the
- *    queue's stop word.
+ *    GNIO_QUIT_DRAIN and every published item was dispatched, or at once on
+ *    GNIO_QUIT_NOW, and then raises the queue's stop word.
  *  - A worker claims the next item with an atomic add on a device counter,
  *    waits (in L2, not over PCIe) until the dispatcher has seen it READY,
  *    loads that with GPU-scope acquire (CPU writes -> dispatcher's acquire ->
@@ -457,7 +518,8 @@ dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy, uint3
 		}
 		/* final[] is written before quit: loaded after quit was seen, it is current. */
 		quit = __shfl_sync(0xffffffffu, quit, 0);
-		if (quit != 0 && (int32_t)(next - gnio_shm_dev_flag_load(&l.final[qi])) >= 0)
+		if (quit == GNIO_QUIT_NOW ||
+				(quit != 0 && (int32_t)(next - gnio_shm_dev_flag_load(&l.final[qi])) >= 0))
 			break;
 		idle = true;
 		width = 1;
@@ -482,7 +544,7 @@ k_persistent(gnio_cuda_launch l)
 	unsigned int gw = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
 	unsigned int lane = threadIdx.x & 31;
 	unsigned int per_q = l.warps_per_q + 1;
-	uint64_t t_wait = 0, t_work = 0, items = 0, ph[3] = {0, 0, 0}, t0;
+	uint64_t t_wait = 0, t_work = 0, items = 0, skipped = 0, ph[3] = {0, 0, 0}, t0;
 	uint64_t *prof = l.prof != NULL ? l.prof + (size_t)GNIO_CUDA_PROF_WORDS * gw : NULL;
 	uint32_t qi;
 	qsync *sy;
@@ -536,6 +598,17 @@ k_persistent(gnio_cuda_launch l)
 		if (quit)
 			break;
 		k.meta = l.meta[(size_t)qi * l.plist_stride + slot];
+		/*
+		 * Once the dispatcher left (stop, in L2), the CPU may have said to stop
+		 * now: then the item stays READY, for the CPU to drop (one read of host
+		 * memory per item, only while stopping).
+		 */
+		if (gnio_shm_dev_gpu_peek(&sy->stop) != 0 &&
+				gnio_shm_dev_flag_load(l.quit) == GNIO_QUIT_NOW) {
+			skipped++;
+			t0 = gnio_shm_dev_time_ns();
+			continue;
+		}
 		warp_item<E>(l, &sctx, q, slot, &k, lane, ph);
 		t0 = gnio_shm_dev_time_ns();
 		t_work += t0 - t1;
@@ -548,6 +621,7 @@ k_persistent(gnio_cuda_launch l)
 		prof[GNIO_CUDA_PROF_FETCH_NS] = ph[0];
 		prof[GNIO_CUDA_PROF_ENGINE_NS] = ph[1];
 		prof[GNIO_CUDA_PROF_PUBLISH_NS] = ph[2];
+		prof[GNIO_CUDA_PROF_SKIPPED] = skipped;
 	}
 }
 
@@ -602,9 +676,10 @@ k_staged(const gnio_eng_ctx *ctx, uint8_t *buf, const uint32_t *desc, uint16_t *
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 	bool valid = i < nb;
+	lane_segs none = { NULL, 0 };     /* the host gathered each packet whole */
 	uint16_t v = lane_packet<E>(ctx, valid ? buf + desc[3 * i] : NULL,
 			valid ? desc[3 * i + 1] : 0, valid ? desc[3 * i + 2] : 0, rx_port, valid,
-			threadIdx.x & 31);
+			none, threadIdx.x & 31);
 
 	if (valid)
 		verd[i] = v;

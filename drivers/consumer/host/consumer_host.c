@@ -58,6 +58,47 @@ chost_item_ ## n(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, \
 GNIO_ENGINES(CHOST_X_ITEM)
 #undef CHOST_X_ITEM
 
+/* csum reads every byte: the segments after the first come from the mbuf chain. */
+static uint16_t
+chost_csum_chain(const struct gnio_eng_ctx *ctx, const struct rte_mbuf *m, uint16_t rx_port)
+{
+	struct gnio_csum_plan plan;
+	uint16_t v = gnio_eng_csum_plan(ctx, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+			m->pkt_len, rx_port, &plan);
+	uint32_t end = plan.off + plan.n, at = 0, sum = plan.sum;
+
+	if (plan.n == 0)
+		return v;
+	for (const struct rte_mbuf *s = m; s != NULL && at < end; s = s->next) {
+		sum = gnio_csum_add_piece(rte_pktmbuf_mtod(s, const uint8_t *), at, s->data_len,
+				plan.off, end, sum);
+		at += s->data_len;
+	}
+	return gnio_eng_csum_judge(&plan, sum, at);
+}
+
+static uint32_t
+chost_item_csum_chain(const struct gnio_eng_ctx *GNIO_RESTRICT ctx,
+		struct rte_mbuf *const *GNIO_RESTRICT mbufs, uint32_t nb,
+		uint16_t *GNIO_RESTRICT verdicts, uint16_t rx_port)
+{
+	uint16_t first = 0, differ = 0;
+
+	for (uint32_t i = 0; i < nb; i++) {
+		const struct rte_mbuf *m = mbufs[i];
+		uint16_t v;
+
+		if (i + 2 < nb)
+			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 2], void *));
+		v = likely(m->nb_segs == 1) ? gnio_eng_csum(ctx, rte_pktmbuf_mtod(m, uint8_t *),
+				m->data_len, m->pkt_len, rx_port) : chost_csum_chain(ctx, m, rx_port);
+		verdicts[i] = v;
+		first = i == 0 ? v : first;
+		differ |= (uint16_t)(v ^ first);
+	}
+	return nb != 0 && differ == 0 && !gnio_verdict_is_drop(first) ? GNIO_BQ_UNIFORM | first : 0;
+}
+
 static chost_item_fn *const chost_items[GNIO_ENGINE_MAX] = {
 #define CHOST_X_FN(e, n, g, h) [GNIO_ENGINE_ ## e] = chost_item_ ## n,
 	GNIO_ENGINES(CHOST_X_FN)
@@ -70,7 +111,11 @@ struct chost {
 	struct gnio_bq_dev **dev; /* consumer view of each queue */
 	uint64_t items;
 	uint64_t pkts;
-	uint32_t drained;        /* set by the consumer lcore once quit is seen and nothing is READY */
+	/*
+	 * Set by the consumer lcore: 1 once it saw GNIO_QUIT_DRAIN and nothing was
+	 * READY; 2 once it saw GNIO_QUIT_NOW (it takes no more items).
+	 */
+	uint32_t drained;
 };
 
 static int
@@ -102,7 +147,8 @@ chost_start(struct gnio_consumer *c)
 {
 	struct chost *h = c->priv;
 
-	h->item = chost_items[c->engine->id];
+	h->item = c->engine->id == GNIO_ENGINE_CSUM ? chost_item_csum_chain :
+		chost_items[c->engine->id];
 	/* After a stop every item was completed or failed: begin at the next one. */
 	for (uint32_t qi = 0; qi < c->nb_qs; qi++)
 		h->cons[qi] = gnio_burstq_published(c->qs[qi]);
@@ -118,6 +164,10 @@ chost_step(struct gnio_consumer *c)
 	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
 	unsigned int done = 0;
 
+	if (quit == GNIO_QUIT_NOW) {
+		gnio_shm_flag_store(&h->drained, 2);
+		return 0;
+	}
 	for (uint32_t qi = 0; qi < c->nb_qs; qi++) {
 		struct gnio_bq_dev *d = h->dev[qi];
 		uint32_t mask = d->nb_items - 1, cons = h->cons[qi];
@@ -127,12 +177,13 @@ chost_step(struct gnio_consumer *c)
 			struct gnio_comm_item *it = &d->items[slot];
 			uint32_t nb;
 
-			if (gnio_shm_status_acquire(it->status_d) != GNIO_BQ_READY)
+			if (gnio_shm_status_acquire(it->status_d) != GNIO_BQ_READY ||
+					unlikely(gnio_shm_flag_load(c->quit.ptr) == GNIO_QUIT_NOW))
 				break;
 			nb = it->num_pkts;
 			d->item_uniform[slot] = h->item(ctx, (struct rte_mbuf *const *)it->mbufs, nb,
 					&d->verdicts[(size_t)slot * d->max_pkts], d->item_port[slot]);
-			h->pkts += nb;
+			__atomic_store_n(&h->pkts, h->pkts + nb, __ATOMIC_RELAXED);
 			if (unlikely(c->slow_us != 0))
 				rte_delay_us_block(c->slow_us);
 			gnio_shm_status_release(it->status_d, GNIO_BQ_DONE);
@@ -141,28 +192,43 @@ chost_step(struct gnio_consumer *c)
 		}
 		h->cons[qi] = cons;
 	}
-	h->items += done;
+	__atomic_store_n(&h->items, h->items + done, __ATOMIC_RELAXED);
 	/* The producers stopped before quit was set: a pass with nothing READY drained all. */
-	if (quit != 0 && done == 0)
+	if (quit == GNIO_QUIT_DRAIN && done == 0)
 		gnio_shm_flag_store(&h->drained, 1);
 	return done;
+}
+
+/* Wait until the consumer lcore sets drained to @p v; false after @p ms. */
+static bool
+chost_wait(struct chost *h, uint32_t v, uint64_t ms)
+{
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * ms / 1000;
+
+	while (gnio_shm_flag_load(&h->drained) < v) {
+		if (rte_get_timer_cycles() > deadline)
+			return false;
+		rte_delay_us_sleep(100);
+	}
+	return true;
 }
 
 static int
 chost_stop(struct gnio_consumer *c)
 {
 	struct chost *h = c->priv;
-	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * 5;
 
-	rte_gpu_comm_set_flag(&c->quit, 1);
-	while (gnio_shm_flag_load(&h->drained) == 0) {
-		if (rte_get_timer_cycles() > deadline) {
-			snprintf(c->error, sizeof(c->error), "host consumer did not drain in 5 s");
-			return -ETIMEDOUT;
-		}
-		rte_delay_us_sleep(100);
+	rte_gpu_comm_set_flag(&c->quit, GNIO_QUIT_DRAIN);
+	if (chost_wait(h, 1, c->drain_ms))
+		return 0;
+	/* The bound passed: no more items; the one in hand finishes first. */
+	rte_gpu_comm_set_flag(&c->quit, GNIO_QUIT_NOW);
+	if (!chost_wait(h, 2, 1000 + (uint64_t)c->slow_us / 1000 * CHOST_ITEMS_PER_PASS)) {
+		snprintf(c->error, sizeof(c->error), "host consumer did not stop taking items");
+		return -EIO;
 	}
-	return 0;
+	snprintf(c->error, sizeof(c->error), "host consumer did not drain in %u ms", c->drain_ms);
+	return -ETIMEDOUT;
 }
 
 static void

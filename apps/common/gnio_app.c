@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Around the EAL for every gnio app: signals, the EAL's log, devices, output files, exit. */
+#include <dirent.h>
+#include <errno.h>
+#include <mntent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+
+#include "gnio_app.h"
+
+volatile sig_atomic_t gnio_app_quit;
+
+static void
+app_on_signal(int sig)
+{
+	(void)sig;
+	gnio_app_quit = 1;
+}
+
+/*
+ * Before main(): a SIGINT or SIGTERM during start-up (EAL, GPU, ports) stops
+ * the run cleanly instead of killing the process, and a SIGINT inherited as
+ * ignored (a non-interactive shell's background job) is taken back, as
+ * testpmd users expect Ctrl-C and kill -INT to work.
+ */
+__attribute__((constructor)) static void
+app_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = app_on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The last bytes the EAL logged (still printed), to quote a device's failure. */
+#define APP_LOG_KEEP 16384
+static char app_log[APP_LOG_KEEP];
+static size_t app_log_len;
+
+static ssize_t
+app_log_write(void *cookie, const char *buf, size_t size)
+{
+	(void)cookie;
+	fwrite(buf, 1, size, stderr);
+	if (size >= APP_LOG_KEEP) {
+		buf += size - APP_LOG_KEEP / 2;
+		size = APP_LOG_KEEP / 2;
+	}
+	if (app_log_len + size > APP_LOG_KEEP) {
+		size_t drop = app_log_len + size - APP_LOG_KEEP;
+
+		memmove(app_log, app_log + drop, app_log_len - drop);
+		app_log_len -= drop;
+	}
+	memcpy(app_log + app_log_len, buf, size);
+	app_log_len += size;
+	return (ssize_t)size;
+}
+
+/* The EAL arguments as given (rte_eal_init reorders its argv). */
+#define APP_MAX_ARGS 256
+static char *app_args[APP_MAX_ARGS];
+static int app_nb_args;
+
+char **
+gnio_app_eal_args(int *argc, char **argv)
+{
+	static char *out[APP_MAX_ARGS + 2];
+	cookie_io_functions_t io = { .write = app_log_write };
+	FILE *f = fopencookie(NULL, "w", io);
+	int n = *argc < APP_MAX_ARGS ? *argc : APP_MAX_ARGS;
+
+	if (f != NULL) {
+		setvbuf(f, NULL, _IOLBF, 0);
+		rte_openlog_stream(f);
+	}
+	app_nb_args = n;
+	for (int i = 0; i < n; i++)
+		app_args[i] = argv[i];
+	/* DPDK's start-up note "No legacy callbacks" is logged as a warning: only errors. */
+	out[0] = argv[0];
+	out[1] = (char *)"--log-level=lib.telemetry:error";
+	for (int i = 1; i < n; i++)
+		out[i + 1] = argv[i];
+	*argc = n + 1;
+	return out;
+}
+
+/* The EAL's reason for device @p name: the line before "failed to initialize <name>", or the last naming it. */
+static void
+app_log_reason(const char *name, char *out, size_t len)
+{
+	char *save = NULL, *line, *prev = NULL, *naming = NULL, *found = NULL;
+	char buf[APP_LOG_KEEP + 1], fail[160];
+
+	memcpy(buf, app_log, app_log_len);
+	buf[app_log_len] = '\0';
+	snprintf(fail, sizeof(fail), "failed to initialize %s", name);
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, fail) != NULL && prev != NULL && found == NULL)
+			found = prev;
+		if (strstr(line, name) != NULL)
+			naming = line;
+		prev = line;
+	}
+	snprintf(out, len, "%s", found != NULL ? found : naming != NULL ? naming :
+			"the EAL logged no reason (see its lines above)");
+}
+
+/* Is device @p name (as given to -a or --vdev) an ethdev port now? */
+static bool
+app_has_port(const char *name)
+{
+	char full[64];
+	uint16_t id;
+
+	if (rte_eth_dev_get_port_by_name(name, &id) == 0)
+		return true;
+	/* -a 01:00.0 makes the port 0000:01:00.0. */
+	snprintf(full, sizeof(full), "0000:%s", name);
+	return rte_eth_dev_get_port_by_name(full, &id) == 0;
+}
+
+void
+gnio_app_check_devices(const char *app)
+{
+	int argc = app_nb_args;
+	char **argv = app_args;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *a = argv[i], *val = NULL;
+		bool vdev = false;
+		char name[64], why[512];
+
+		if (strncmp(a, "--vdev=", 7) == 0) {
+			val = a + 7;
+			vdev = true;
+		} else if (strcmp(a, "--vdev") == 0 && i + 1 < argc) {
+			val = argv[++i];
+			vdev = true;
+		} else if (strncmp(a, "--allow=", 8) == 0) {
+			val = a + 8;
+		} else if ((strcmp(a, "-a") == 0 || strcmp(a, "--allow") == 0) && i + 1 < argc) {
+			val = argv[++i];
+		} else if (strncmp(a, "-a", 2) == 0 && a[2] != '\0') {
+			val = a + 2;
+		}
+		if (val == NULL)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(val, ","), val);
+		/* Other virtual devices (gpudev, crypto) are not ports. */
+		if ((vdev && strncmp(name, "net_", 4) != 0) || app_has_port(name))
+			continue;
+		app_log_reason(name, why, sizeof(why));
+		fprintf(stderr, "%s: %s%s did not become a port: %s\n", app, vdev ? "--vdev=" : "-a ",
+				val, why);
+		gnio_app_eal_cleanup();
+		exit(2);
+	}
+}
+
+void
+gnio_app_check_output(const char *app, const char *opt, const char *path)
+{
+	bool existed = access(path, F_OK) == 0;
+	FILE *f = fopen(path, "a");
+
+	if (f == NULL) {
+		fprintf(stderr, "%s: %s=%s: cannot write: %s\n", app, opt, path, strerror(errno));
+		exit(2);
+	}
+	fclose(f);
+	if (!existed)
+		unlink(path);
+}
+
+/* Did this process make files of its own prefix (not --in-memory, not --no-shconf)? */
+static bool
+app_own_files(void)
+{
+	if (app_nb_args == 0)
+		return false;
+	for (int i = 1; i < app_nb_args && strcmp(app_args[i], "--") != 0; i++)
+		if (strcmp(app_args[i], "--in-memory") == 0 || strcmp(app_args[i], "--no-shconf") == 0)
+			return false;
+	return true;
+}
+
+/* Remove the files in @p dir whose names start with @p prefix (all when it is ""). */
+static void
+app_unlink_prefixed(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+				strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+void
+gnio_app_eal_cleanup(void)
+{
+	char run[4096], prefix[256];
+	bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
+	const char *slash;
+	FILE *m;
+	struct mntent *e;
+
+	snprintf(run, sizeof(run), "%s", rte_eal_get_runtime_dir());
+	slash = strrchr(run, '/');
+	snprintf(prefix, sizeof(prefix), "%smap_", slash != NULL ? slash + 1 : run);
+	rte_eal_cleanup();
+	/*
+	 * Only files of our own prefix: with --in-memory or --no-shconf the runtime
+	 * folder is the default one that every such process shares (and there are
+	 * no hugepage files); without gnio_app_eal_args() we cannot tell.
+	 */
+	if (!primary || run[0] == '\0' || !app_own_files())
+		return;
+	/* Hugepage files of this prefix, in every hugetlbfs mount. */
+	m = setmntent("/proc/mounts", "r");
+	while (m != NULL && (e = getmntent(m)) != NULL)
+		if (strcmp(e->mnt_type, "hugetlbfs") == 0)
+			app_unlink_prefixed(e->mnt_dir, prefix);
+	if (m != NULL)
+		endmntent(m);
+	app_unlink_prefixed(run, "");
+	rmdir(run);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * What every gnio command line does around the EAL, so each app does it the
+ * same way: signals caught from the first instant, the EAL's log kept to
+ * explain a device that did not become a port, output files checked before
+ * any work starts, and an exit that leaves nothing in /dev/hugepages or
+ * /var/run/dpdk. Only apps use it (it prints and exits).
+ */
+#ifndef GNIO_APP_H
+#define GNIO_APP_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+/** Set by SIGINT and SIGTERM (handlers installed before main() runs). */
+extern volatile sig_atomic_t gnio_app_quit;
+
+/**
+ * Before rte_eal_init(): keep the EAL's log lines (still printed on stderr)
+ * so gnio_app_check_devices() can quote the reason a device failed, keep a
+ * copy of the EAL arguments (rte_eal_init reorders them), and return the
+ * arguments to give rte_eal_init: @p argv with DPDK's start-up notes that are
+ * not warnings quieted first (a --log-level given by the user still wins).
+ * @param argc in: the EAL arguments; out: how many are returned
+ */
+char **gnio_app_eal_args(int *argc, char **argv);
+
+/**
+ * After rte_eal_init(): every --vdev=net_* and every -a/--allow device among
+ * the EAL arguments must have become an ethdev port. If one did not, print
+ * one line naming it and the EAL's reason, and exit 2.
+ * @param app program name for the message
+ */
+void gnio_app_check_devices(const char *app);
+
+/**
+ * Check that an output file option can be written: the file is opened for
+ * appending (created if missing, then removed again), so an unwritable path is
+ * refused before any work starts. On failure print one line naming @p opt and
+ * the reason, and exit 2.
+ */
+void gnio_app_check_output(const char *app, const char *opt, const char *path);
+
+/**
+ * rte_eal_cleanup(), then, for a primary process with shared files, remove
+ * what the EAL leaves behind for secondaries that can no longer attach: the
+ * hugepage files of its prefix and its runtime folder.
+ */
+void gnio_app_eal_cleanup(void);
+
+#endif /* GNIO_APP_H */
