@@ -224,6 +224,31 @@ stopped(struct gnio_pipeline *p, int ret, const struct app_opts *o)
 	return 0;
 }
 
+/*
+ * A consumer failed: when, from the first packet. With --inject-fault the kernel
+ * marks the moment before it faults, so detection is timed from the fault itself.
+ */
+static void
+fault_times(struct gnio_pipeline *p, const struct gnio_stats *st)
+{
+	double ms = 1e3 / (double)rte_get_tsc_hz();
+	uint64_t now = rte_rdtsc();
+	struct gnio_consumer_stats cs;
+
+	if (st->first_rx_tsc == 0)
+		return;
+	printf(APP ": failure detected %.1f ms after the first packet was received\n",
+			(double)(now - st->first_rx_tsc) * ms);
+	if (gnio_pipeline_consumer_stats(p, 0, &cs) == 0 && cs.fault_mark_tsc != 0)
+		printf(APP ": the kernel faulted %.1f ms after the first packet; the fault was detected "
+				"%.1f ms after it happened (%s), named by CUDA %.1f ms after it happened\n",
+				(double)(cs.fault_mark_tsc - st->first_rx_tsc) * ms,
+				(double)((cs.stopped_tsc ? cs.stopped_tsc : now) - cs.fault_mark_tsc) * ms,
+				cs.stopped_tsc ? "the kernel's heartbeat stopped" : "CUDA's error",
+				(double)(now - cs.fault_mark_tsc) * ms);
+	fflush(stdout);
+}
+
 /* --prefill longer than what a port delivers: say it once (the packets are cut short). */
 static void
 prefill_check(const struct gnio_stats *st, const struct app_opts *o, bool *said)
@@ -390,7 +415,9 @@ main(int argc, char **argv)
 			struct gnio_stats st;
 			uint64_t now;
 
-			rte_delay_us_sleep(o.conf.prefill_len != 0 && !said_prefill ? 1000 : 20000);
+			/* 1 ms while a first-packet check or the fault timing needs it, else 20 ms. */
+			rte_delay_us_sleep((o.conf.prefill_len != 0 && !said_prefill) ||
+					o.conf.inject_fault ? 1000 : 20000);
 			now = rte_get_timer_cycles();
 			ret = gnio_pipeline_poll(p);
 			if (ret == 1)
@@ -399,10 +426,7 @@ main(int argc, char **argv)
 				gnio_pipeline_stats(p, &st, NULL, 0);
 				fprintf(stderr, APP ": consumer %s failed: %s\n", o.consumer,
 						gnio_pipeline_error(p));
-				if (st.first_rx_tsc != 0)
-					printf(APP ": failure detected %.1f ms after the first packet was "
-							"received\n", (double)(rte_rdtsc() - st.first_rx_tsc) *
-							1e3 / (double)rte_get_tsc_hz());
+				fault_times(p, &st);
 				fflush(stdout);
 				status = 1;
 				break;

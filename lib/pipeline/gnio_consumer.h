@@ -42,6 +42,10 @@ struct gnio_consumer_stats {
 	uint64_t dispatched;  /**< items they saw READY and handed to workers */
 	uint64_t skipped;     /**< items handed out that workers left READY (stopped at the drain bound) */
 	uint32_t warps;       /**< worker warps of the kernel */
+	uint64_t fault_mark_tsc; /**< --inject-fault: TSC when the kernel's "about to fault" mark was
+	                          first seen by poll (0: not seen) */
+	uint64_t stopped_tsc; /**< TSC when poll found the persistent kernel stopped (its
+	                          dispatchers' heartbeat lost), before CUDA named the error; 0: not */
 };
 
 /** Consumer ops. */

@@ -495,6 +495,8 @@ gnio_pipeline_create(const struct gnio_pipeline_conf *c, char *err, size_t err_l
 	}
 	p->pace_q16 = c->rx_pps == 0 ? 0 :
 		(uint64_t)((double)rte_get_tsc_hz() * 65536.0 * p->nb_rxq_total / (double)c->rx_pps);
+	p->pace_behind = RTE_MAX((uint64_t)c->burst * p->pace_q16 >> 16,
+			rte_get_tsc_hz() / 1000000 * PL_PACE_BEHIND_US);
 	/* Burst queues, one per RX queue, on the GPU of its port. */
 	for (uint16_t i = 0; i < p->nb_rxq_total; i++) {
 		struct gnio_burstq_conf bc = {

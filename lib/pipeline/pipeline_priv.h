@@ -20,6 +20,7 @@ extern int gnio_pipeline_logtype;
 #define PL_MAX_NOTES 32
 #define PL_TX_RETRIES 8
 #define PL_MAX_GPUS GNIO_STATS_MAX_GPUS
+#define PL_PACE_BEHIND_US 100     /* --rx-pps: a queue further behind than this restarts from now */
 
 /*
  * Counters one lcore writes (pl_count) and anyone reads (gnio_pipeline_stats).
@@ -118,6 +119,7 @@ struct gnio_pipeline {
 	unsigned int nb_notes;
 	uint64_t flush_cycles;
 	uint64_t pace_q16;                  /* --rx-pps: TSC cycles x 65536 per packet per queue; 0 = off */
+	uint64_t pace_behind;               /* --rx-pps: TSC cycles a queue may fall behind and catch up */
 	bool running;
 	uint8_t port_state[GNIO_MAX_PORTS];  /* enum pl_port_state: what create did to each port */
 	bool failed;                        /* a consumer failed while running (poll said so) */

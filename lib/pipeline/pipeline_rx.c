@@ -48,9 +48,10 @@ rx_generate(struct gnio_pipeline *p, const struct gnio_mem_pool *pool, struct rt
  * --rx-pps: how many packets are due on this queue now, at most @p most (0:
  * the next one is not due yet). Pacing is per packet: a burst is cut to the
  * packets whose time has come, so the offered load is the asked rate at any
- * rate. Paced receive publishes every burst, and publishes what is held while
- * waiting. A queue that fell more than a burst behind (a stall) restarts from
- * now: no catch-up burst.
+ * rate. Paced receive publishes what is held while waiting (with --flush-us:
+ * after that long). A queue that falls behind (its lcore was busy completing)
+ * catches up a burst at a time; one that fell more than PL_PACE_BEHIND_US
+ * behind (a stall) restarts from now.
  */
 static inline uint32_t
 rx_due(struct gnio_pipeline *p, struct pl_rxq *rq, uint32_t most)
@@ -58,12 +59,13 @@ rx_due(struct gnio_pipeline *p, struct pl_rxq *rq, uint32_t most)
 	uint64_t now = rte_rdtsc(), behind, due;
 
 	if (now < rq->next_tsc) {
-		if (p->flush_cycles == 0)
+		if (p->flush_cycles == 0 || (gnio_burstq_pending(rq->bq) != 0 &&
+				now - gnio_burstq_pending_since(rq->bq) >= p->flush_cycles))
 			gnio_burstq_publish(rq->bq);
 		return 0;
 	}
 	behind = now - rq->next_tsc;
-	if (behind > ((uint64_t)p->conf.burst * p->pace_q16 >> 16)) {
+	if (behind > p->pace_behind) {
 		rq->next_tsc = now;
 		rq->next_frac = 0;
 		behind = 0;

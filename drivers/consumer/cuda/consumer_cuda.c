@@ -40,6 +40,8 @@ RTE_LOG_REGISTER(ccuda_logtype, gnio.consumer.cuda, NOTICE);
 #define CC_WARPS_DEFAULT 32
 #define CC_BURST_AHEAD 16     /* per-burst mode: launches outstanding per queue at most */
 #define CC_BURST_PER_PASS 8   /* per-burst mode: launches per queue per pass */
+#define CC_HEARTBEAT_MS 30    /* persistent mode: no heartbeat this long: the kernel stopped */
+#define CC_FAULT_WAIT_MS 2000 /* then wait this long for CUDA to name the error */
 #define CC_STOP_MS 2000      /* after GNIO_QUIT_NOW: longest wait for the items in hand */
 #define CC_STAGES 8           /* staged mode: items being copied or processed at once */
 #define CC_STAGE_SLOT 2112    /* staged mode: bytes per packet the buffers start with */
@@ -70,6 +72,12 @@ struct ccuda {
 	uint32_t *final;
 	uint32_t *start;
 	uint32_t *cursor;
+	uint32_t *fault_mark;     /* --inject-fault: the kernel sets it just before faulting */
+	uint64_t fault_mark_tsc;  /* when poll() first saw it (control lcore) */
+	uint64_t *heartbeat;      /* persistent mode: each dispatcher's poll count, now and then */
+	uint64_t *hb_seen;        /* the last value poll() saw of each (control lcore) */
+	uint64_t hb_tsc;          /* when poll() last saw a heartbeat move */
+	uint64_t stopped_tsc;     /* when poll() found the kernel stopped (no heartbeat) */
 	uint32_t *dbg;            /* GNIO_CUDA_DEBUG: what each warp waits for */
 	uint64_t *prof;           /* persistent kernel, per warp at exit: enum gnio_cuda_prof */
 	uint32_t *hcons;          /* per-burst mode: next item to launch for (worker lcore) */
@@ -118,7 +126,8 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 	ret = gnio_cuda_rt_create(ordinal, &x->rt, c->error, sizeof(c->error));
 	if (ret != 0)
 		return ret;
-	x->shared_len = RTE_ALIGN_CEIL(n * sizeof(void *), 64) + 3 * RTE_ALIGN_CEIL(n * 4, 64) +
+	x->shared_len = RTE_ALIGN_CEIL(n * sizeof(void *), 64) + 4 * RTE_ALIGN_CEIL(n * 4, 64) +
+		(size_t)n * GNIO_CUDA_HEARTBEAT_STRIDE * sizeof(uint64_t) +
 		(size_t)n * (CC_WARPS_PER_Q + 1) * 2 * sizeof(uint32_t) +
 		(size_t)n * (CC_WARPS_PER_Q + 1) * GNIO_CUDA_PROF_WORDS * sizeof(uint64_t);
 	x->shared = rte_zmalloc("gnio_ccuda", x->shared_len, 4096);
@@ -137,8 +146,13 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 	x->final = (uint32_t *)((char *)x->shared + RTE_ALIGN_CEIL(n * sizeof(void *), 64));
 	x->start = x->final + RTE_ALIGN_CEIL(n * 4, 64) / 4;
 	x->cursor = x->start + RTE_ALIGN_CEIL(n * 4, 64) / 4;
-	x->dbg = x->cursor + RTE_ALIGN_CEIL(n * 4, 64) / 4;
+	x->fault_mark = x->cursor + RTE_ALIGN_CEIL(n * 4, 64) / 4;
+	x->dbg = x->fault_mark + RTE_ALIGN_CEIL(n * 4, 64) / 4;
 	x->prof = (uint64_t *)(x->dbg + (size_t)n * (CC_WARPS_PER_Q + 1) * 2);
+	x->heartbeat = x->prof + (size_t)n * (CC_WARPS_PER_Q + 1) * GNIO_CUDA_PROF_WORDS;
+	x->hb_seen = rte_zmalloc("gnio_ccuda", n * sizeof(uint64_t), 0);
+	if (x->hb_seen == NULL)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++)
 		x->qs[i] = gnio_burstq_dev(c->qs[i]);
 	x->l = (struct gnio_cuda_launch){
@@ -150,6 +164,8 @@ cc_create(struct gnio_consumer *c, enum ccuda_mode mode)
 		.start = x->start,
 		.cursor = x->cursor,
 		.warps_per_q = CC_WARPS_PER_Q,
+		.fault_mark = x->fault_mark,
+		.heartbeat = x->heartbeat,
 		.dbg = getenv("GNIO_CUDA_DEBUG") != NULL ? x->dbg : NULL,
 		.prof = x->prof,
 	};
@@ -235,6 +251,14 @@ cc_start(struct gnio_consumer *c)
 			sizeof(uint64_t));
 	x->l.slow_ns = c->slow_us > 4000000 ? 4000000000u : c->slow_us * 1000u;
 	x->l.inject_fault = c->inject_fault;
+	gnio_shm_flag_store(x->fault_mark, 0);
+	x->fault_mark_tsc = 0;
+	x->stopped_tsc = 0;
+	x->hb_tsc = 0;
+	for (uint32_t i = 0; i < c->nb_qs; i++) {
+		__atomic_store_n(&x->heartbeat[i * GNIO_CUDA_HEARTBEAT_STRIDE], 0, __ATOMIC_RELAXED);
+		x->hb_seen[i] = 0;
+	}
 	gnio_shm_flag_store(&x->drained, 0);
 	gnio_shm_flag_store(&x->failed, 0);
 	rte_gpu_comm_set_flag(&c->quit, 0);
@@ -307,7 +331,7 @@ cc_stage_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t q, uint32_t s
 
 		cc_stage_copy(buf + off, m, true);
 		desc[3 * i] = (uint32_t)off;
-		desc[3 * i + 1] = m->pkt_len;
+		desc[3 * i + 1] = m->data_len;
 		desc[3 * i + 2] = m->pkt_len;
 		off += RTE_ALIGN_CEIL(m->pkt_len, CC_STAGE_ALIGN);
 	}
@@ -572,12 +596,55 @@ cc_stop(struct gnio_consumer *c)
 	return r;
 }
 
+/*
+ * Persistent mode: has every dispatcher stopped polling (no heartbeat for
+ * CC_HEARTBEAT_MS) once it had started? Then the kernel is not running: a
+ * fault that CUDA reports only later (on the H200, about 150 ms after it).
+ * Wait that long for CUDA's error name, so the report has it.
+ */
+static bool
+cc_heartbeat_lost(struct gnio_consumer *c, struct ccuda *x, uint64_t now)
+{
+	uint64_t hz = rte_get_timer_hz(), deadline;
+	bool moved = false, started = false;
+
+	for (uint32_t i = 0; i < c->nb_qs; i++) {
+		uint64_t v = __atomic_load_n(&x->heartbeat[i * GNIO_CUDA_HEARTBEAT_STRIDE],
+				__ATOMIC_RELAXED);
+
+		started |= v != 0;
+		moved |= v != x->hb_seen[i];
+		x->hb_seen[i] = v;
+	}
+	if (moved || x->hb_tsc == 0 || !started) {
+		x->hb_tsc = now;
+		return false;
+	}
+	if (now - x->hb_tsc < hz * CC_HEARTBEAT_MS / 1000)
+		return false;
+	x->stopped_tsc = rte_rdtsc();
+	deadline = now + hz * CC_FAULT_WAIT_MS / 1000;
+	while (gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error)) == 1 &&
+			rte_get_timer_cycles() < deadline)
+		rte_delay_us_sleep(1000);
+	if (gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error)) == 1)
+		snprintf(c->error, sizeof(c->error), "the persistent kernel stopped (no heartbeat for "
+				"%u ms) and CUDA reported no error in %u ms more", CC_HEARTBEAT_MS,
+				CC_FAULT_WAIT_MS);
+	return true;
+}
+
 static int
 cc_poll(struct gnio_consumer *c)
 {
 	struct ccuda *x = c->priv;
 	uint64_t now = rte_get_timer_cycles();
-	int r = gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error));
+	int r;
+
+	/* Fault injection: when the kernel was about to fault, seen before asking CUDA. */
+	if (x->fault_mark_tsc == 0 && gnio_shm_flag_load(x->fault_mark) != 0)
+		x->fault_mark_tsc = rte_rdtsc();
+	r = gnio_cuda_rt_query(x->rt, c->error, sizeof(c->error));
 
 	if (r < 0)
 		return -EIO;
@@ -589,6 +656,8 @@ cc_poll(struct gnio_consumer *c)
 		snprintf(c->error, sizeof(c->error), "the persistent kernel exited while running");
 		return -EIO;
 	}
+	if (x->mode == CC_PERSISTENT && x->launched && cc_heartbeat_lost(c, x, now))
+		return -EIO;
 	/* Watchdog: the oldest item of a queue READY and unchanged for stall_ms. */
 	for (uint32_t i = 0; i < c->nb_qs; i++) {
 		uint32_t inflight = gnio_burstq_in_flight(c->qs[i]);
@@ -642,6 +711,8 @@ cc_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
 		st->skipped += v[GNIO_CUDA_PROF_SKIPPED];
 	}
 	st->warps = x->mode == CC_PERSISTENT ? c->nb_qs * x->l.warps_per_q : 0;
+	st->fault_mark_tsc = x->fault_mark_tsc;
+	st->stopped_tsc = x->stopped_tsc;
 }
 
 static void
@@ -659,6 +730,7 @@ cc_destroy(struct gnio_consumer *c)
 	rte_free(x->hcons);
 	rte_free(x->wd_seq);
 	rte_free(x->wd_since);
+	rte_free(x->hb_seen);
 	rte_free(x);
 	c->priv = NULL;
 }

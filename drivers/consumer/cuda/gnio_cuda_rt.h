@@ -41,6 +41,12 @@ struct gnio_cuda_launch {
 	                                        (device memory, set by gnio_cuda_rt_persistent) */
 	uint32_t slow_ns;                  /**< fault injection: extra time per item */
 	int inject_fault;                  /**< fault injection: write to an invalid address */
+	uint32_t *fault_mark;              /**< fault injection: set to 1 (system scope) just before
+	                                        the invalid write, so the CPU can time detection */
+	uint64_t *heartbeat;               /**< persistent mode: queue q's dispatcher writes the GPU
+	                                        time at [q * GNIO_CUDA_HEARTBEAT_STRIDE] every
+	                                        millisecond (registered): a kernel that stopped (a
+	                                        fault) is seen long before CUDA reports it */
 	uint32_t *dbg;                     /**< NULL, or [2 per warp]: item waited for, status last read */
 	uint32_t backoff_ns;               /**< persistent mode: longest sleep between polls */
 	uint64_t *prof;                    /**< persistent mode: [GNIO_CUDA_PROF_WORDS per warp],
@@ -70,6 +76,9 @@ enum gnio_cuda_prof {
 	GNIO_CUDA_PROF_POLL_NS = GNIO_CUDA_PROF_WORK_NS,
 	GNIO_CUDA_PROF_DISPATCHED = GNIO_CUDA_PROF_ITEMS,
 };
+
+/** Heartbeat words apart (one 64-byte line each). */
+#define GNIO_CUDA_HEARTBEAT_STRIDE 8
 
 struct gnio_cuda_rt;
 

@@ -426,8 +426,11 @@ warp_item(const gnio_cuda_launch &l, const gnio_eng_ctx *ctx, const kq &q, uint3
 		t2 = gnio_shm_dev_time_after(same);
 	if (l.slow_ns != 0 && lane == 0)
 		slow_down(l.slow_ns, l.quit);
-	if (l.inject_fault && lane == 0)      /* fault injection: store to an invalid address */
+	if (l.inject_fault && lane == 0) {    /* fault injection: store to an invalid address */
+		gnio_shm_dev_status_release(l.fault_mark, 1);
+		__threadfence_system();
 		gnio_shm_dev_status_release((uint32_t *)(uintptr_t)0x10, 1);
+	}
 	/* Every lane's packet bytes and verdicts are stored before lane 0 publishes them. */
 	__syncwarp();
 	if (lane == 0) {
@@ -484,7 +487,7 @@ dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy, uint3
 	uint32_t next = first, width = 1;
 	unsigned int backoff = 0;
 	bool idle = false;
-	uint64_t polls = 0, poll_ns = 0;
+	uint64_t polls = 0, poll_ns = 0, beat = 0;
 
 	for (;;) {
 		uint64_t t = gnio_shm_dev_time_ns(), head = 0, hmeta = 0;
@@ -502,6 +505,11 @@ dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy, uint3
 		if (lane == 0) {
 			poll_ns += gnio_shm_dev_time_after(ready) - t;
 			polls++;
+			/* Alive, every millisecond: the CPU tells a dead kernel (a fault) from it. */
+			if (t - beat >= 1000000) {
+				beat = t;
+				gnio_shm_dev_counter_store(&l.heartbeat[qi * GNIO_CUDA_HEARTBEAT_STRIDE], t);
+			}
 		}
 		if (n != 0) {
 			if (lane < n)
@@ -524,7 +532,8 @@ dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy, uint3
 		idle = true;
 		width = 1;
 		__nanosleep(backoff);
-		backoff = backoff < l.backoff_ns ? backoff + 32 : l.backoff_ns;
+		/* At most a millisecond asleep: the heartbeat goes on. */
+		backoff = backoff < min(l.backoff_ns, 1000000u) ? backoff + 32 : min(l.backoff_ns, 1000000u);
 	}
 	if (lane == 0) {
 		gnio_shm_dev_gpu_release(&sy->stop, 1);
@@ -666,7 +675,8 @@ k_sweep(gnio_cuda_launch l)
 
 /*
  * Staged mode: the packets of one item were copied into device memory at
- * @p buf (packet i at desc[3i], desc[3i+1] bytes, packet length desc[3i+2]);
+ * @p buf (packet i at desc[3i], whole: its first segment is desc[3i+1] bytes,
+ * the packet desc[3i+2]);
  * one lane per packet, warps of 32 (the csum engine sums with the warp).
  */
 template <unsigned int E>
@@ -676,10 +686,15 @@ k_staged(const gnio_eng_ctx *ctx, uint8_t *buf, const uint32_t *desc, uint16_t *
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 	bool valid = i < nb;
-	lane_segs none = { NULL, 0 };     /* the host gathered each packet whole */
-	uint16_t v = lane_packet<E>(ctx, valid ? buf + desc[3 * i] : NULL,
-			valid ? desc[3 * i + 1] : 0, valid ? desc[3 * i + 2] : 0, rx_port, valid,
-			none, threadIdx.x & 31);
+	uint8_t *pkt = valid ? buf + desc[3 * i] : NULL;
+	uint32_t len = valid ? desc[3 * i + 1] : 0, plen = valid ? desc[3 * i + 2] : 0;
+	/*
+	 * The host gathered each packet whole: the engine sees its first segment
+	 * (@p len bytes, as on every consumer), and the rest follows it as one segment.
+	 */
+	gnio_seg rest = { pkt + len, plen - len, 0 };
+	lane_segs sg = { &rest, plen > len ? 1u : 0u };
+	uint16_t v = lane_packet<E>(ctx, pkt, len, plen, rx_port, valid, sg, threadIdx.x & 31);
 
 	if (valid)
 		verd[i] = v;
