@@ -3,6 +3,7 @@
 option and the reason; --mem=gpu on a virtual port is refused cleanly, suggesting
 --mem=pinned; an unwritable --json is refused before forwarding; an EAL device that
 did not become a port is named with the EAL's reason."""
+import os
 import subprocess
 
 from gnio_run import TESTPMD, Checker, eal_mem
@@ -83,6 +84,12 @@ def main():
     last = r.stderr.strip().splitlines()[-1:] or [""]
     ck.check(r.returncode == 2 and "--vdev=net_pcap0,rx_pcap=/nonexistent.pcap did not become a port" in last[0]
              and "/nonexistent.pcap: No such file" in last[0], "failed vdev: exit %d, %r" % (r.returncode, last))
+    # gnio-bench's output folder likewise: refused before any run.
+    bench = os.path.join(os.environ.get("GNIO_SOURCE", "."), "apps", "gnio-bench", "gnio-bench")
+    r = subprocess.run(["/usr/bin/python3", bench, "--quick", "--out", "/proc/gnio-no-such-dir"],
+                       capture_output=True, text=True, timeout=60)
+    ck.check(r.returncode == 2 and r.stderr.startswith("gnio-bench: --out=/proc/gnio-no-such-dir: cannot write")
+             and "section" not in r.stdout, "gnio-bench --out unwritable: exit %d %r" % (r.returncode, r.stderr))
     r = subprocess.run([TESTPMD, "--help"], capture_output=True, text=True, timeout=30)
     ck.check(r.returncode == 0 and "--forward-mode" in r.stdout, "--help")
     ck.finish()
