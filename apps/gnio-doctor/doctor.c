@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gnio_topo.h"
+#include <gnio/gnio_topo.h>
 
 #define APP "gnio-doctor"
 

@@ -84,29 +84,26 @@ static void
 cli_set_fwd(void *res, struct cmdline *cl, void *data)
 {
 	struct cli_words *w = res;
-	const struct gnio_engine *e = gnio_engine_find(w->w2);
 	int ret;
 
 	RTE_SET_USED(data);
-	if (e == NULL) {
+	ret = gnio_pipeline_set_handler(cli_p, w->w2);
+	if (ret == -ENOENT)
 		cmdline_printf(cl, "unknown forwarding mode %s (have: %s)\n", w->w2,
-				gnio_engine_names());
-		return;
-	}
-	ret = gnio_pipeline_set_engine(cli_p, e);
-	if (ret == -EBUSY)
+				gnio_handler_names());
+	else if (ret == -EBUSY)
 		cmdline_printf(cl, "Please stop forwarding first\n");
 	else if (ret != 0)
-		cmdline_printf(cl, "cannot set %s: %s\n", e->name, rte_strerror(-ret));
+		cmdline_printf(cl, "cannot set %s: %s\n", w->w2, rte_strerror(-ret));
 	else
-		cmdline_printf(cl, "Set %s packet forwarding mode\n", e->name);
+		cmdline_printf(cl, "Set %s packet forwarding mode\n", w->w2);
 }
 
 static void
 cli_port(void *res, struct cmdline *cl, void *data)
 {
 	struct cli_words *w = res;
-	const struct gnio_pipeline_conf *c = gnio_pipeline_get_conf(cli_p);
+	const struct gnio_conf *c = gnio_pipeline_conf(cli_p);
 	bool stop = strcmp(w->w1, "stop") == 0;
 	bool all = strcmp(w->w2, "all") == 0;
 	char *end;
@@ -117,18 +114,19 @@ cli_port(void *res, struct cmdline *cl, void *data)
 		cmdline_printf(cl, "port %s: expected a port id or all\n", w->w1);
 		return;
 	}
-	for (uint16_t i = 0; i < c->nb_ports; i++) {
+	for (uint16_t i = 0; i < c->ports.nb; i++) {
 		int ret;
 
-		if (!all && c->ports[i] != want)
+		if (!all && c->ports.ids[i] != want)
 			continue;
 		ret = stop ? gnio_pipeline_port_stop(cli_p, i) : gnio_pipeline_port_start(cli_p, i);
 		if (ret == 0)
-			cmdline_printf(cl, "Port %u %s\n", c->ports[i], stop ? "stopped" : "started");
+			cmdline_printf(cl, "Port %u %s\n", c->ports.ids[i], stop ? "stopped" : "started");
 		else if (ret == -EALREADY)
-			cmdline_printf(cl, "Port %u already %s\n", c->ports[i], stop ? "stopped" : "started");
+			cmdline_printf(cl, "Port %u already %s\n", c->ports.ids[i],
+					stop ? "stopped" : "started");
 		else
-			cmdline_printf(cl, "Port %u: %s\n", c->ports[i], rte_strerror(-ret));
+			cmdline_printf(cl, "Port %u: %s\n", c->ports.ids[i], rte_strerror(-ret));
 		if (!all)
 			return;
 	}

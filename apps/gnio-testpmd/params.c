@@ -11,8 +11,6 @@
 #include <rte_ether.h>
 
 #include "gnio_app.h"
-#include "gnio_consumer.h"
-#include "gnio_engine_list.h"
 #include "testpmd.h"
 
 void
@@ -80,12 +78,20 @@ app_usage(void)
 		"  --stall-ms=N          GPU consumer watchdog (1000)\n"
 		"  --drain-ms=N          at stop, wait at most N ms for the consumer to finish what\n"
 		"                        is in flight; the rest is dropped as drain_timeout (5000)\n"
+		"  --cuda-warps=N        persistent kernel: worker warps per queue, 1..64 (32)\n"
+		"  --cuda-backoff-ns=N   persistent kernel: a dispatcher's longest sleep between empty\n"
+		"                        polls (0: it spins)\n"
+		"  --cuda-trace          persistent kernel: warps record what they wait for (printed\n"
+		"                        when a stop fails)\n"
 		"  --json=FILE           machine-readable summary at exit\n"
 		"  --slow-consumer-us=N  fault injection: the consumer spends N us more per item\n"
 		"  --inject-fault        fault injection: a GPU consumer writes to an invalid address\n"
 		"  --demo                run the built-in demo (net_null pair, macswap)\n",
-		gnio_engine_names(), gnio_consumer_names());
+		gnio_handler_names(), gnio_consumer_names());
 }
+
+/* The shortest packet --prefill writes: Ethernet, IPv4 and UDP headers. */
+#define APP_MIN_PACKET 42
 
 static uint64_t
 parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, int base)
@@ -105,8 +111,10 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, int base)
 }
 
 static void
-parse_peer(const char *s, struct gnio_pipeline_conf *c)
+parse_peer(const char *s, struct app_opts *o)
 {
+	struct gnio_conf_ports *pc = &o->conf.ports;
+	struct rte_ether_addr mac;
 	char buf[64];
 	char *comma;
 	uint64_t port;
@@ -116,10 +124,38 @@ parse_peer(const char *s, struct gnio_pipeline_conf *c)
 	if (comma == NULL)
 		app_fail("--eth-peer=%s: expected PORT,MAC", s);
 	*comma = '\0';
-	port = parse_u64("eth-peer", buf, 0, GNIO_MAX_PORTS - 1, 10);
-	if (rte_ether_unformat_addr(comma + 1, &c->peer[port]) != 0)
+	port = parse_u64("eth-peer", buf, 0, APP_MAX_PORTS - 1, 10);
+	if (rte_ether_unformat_addr(comma + 1, &mac) != 0)
 		app_fail("--eth-peer=%s: '%s' is not a MAC address", s, comma + 1);
-	c->peer_set[port] = true;
+	for (uint16_t i = 0; i < pc->nb_peers; i++)
+		if (o->peers[i].port == port)
+			app_fail("--eth-peer=%s: port %u given twice", s, (unsigned int)port);
+	o->peers[pc->nb_peers].port = (uint16_t)port;
+	memcpy(o->peers[pc->nb_peers].mac, mac.addr_bytes, 6);
+	pc->nb_peers++;
+	pc->peers = o->peers;
+}
+
+/* --gpu-map=P:GPU[,P:GPU...]: ports bound to gpudev devices by name ("host" makes gnio_host0). */
+static void
+parse_gpu_map(const char *arg, struct app_opts *o)
+{
+	struct gnio_conf_gpu *g = &o->conf.gpu;
+	char *save = NULL, *tok;
+
+	snprintf(o->map_names, sizeof(o->map_names), "%s", arg);
+	g->nb_map = 0;
+	for (tok = strtok_r(o->map_names, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+
+		if (colon == NULL || colon[1] == '\0' || g->nb_map == APP_MAX_PORTS)
+			app_fail("--gpu-map=%s: expected PORT:GPU[,PORT:GPU...]", arg);
+		*colon = '\0';
+		o->map[g->nb_map].port = (uint16_t)parse_u64("gpu-map", tok, 0, APP_MAX_PORTS - 1, 10);
+		o->map[g->nb_map].gpu = colon + 1;
+		g->nb_map++;
+	}
+	g->map = o->map;
 }
 
 enum {
@@ -127,7 +163,8 @@ enum {
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
 	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_GPU_MAP, OPT_DEMO, OPT_HELP,
-	OPT_COMPLETION, OPT_RX_PPS, OPT_PREFILL, OPT_DRAIN,
+	OPT_COMPLETION, OPT_RX_PPS, OPT_PREFILL, OPT_DRAIN, OPT_CUDA_WARPS, OPT_CUDA_BACKOFF,
+	OPT_CUDA_TRACE,
 };
 
 static const struct option app_long[] = {
@@ -166,6 +203,9 @@ static const struct option app_long[] = {
 	{ "rx-pps", required_argument, NULL, OPT_RX_PPS },
 	{ "prefill", required_argument, NULL, OPT_PREFILL },
 	{ "drain-ms", required_argument, NULL, OPT_DRAIN },
+	{ "cuda-warps", required_argument, NULL, OPT_CUDA_WARPS },
+	{ "cuda-backoff-ns", required_argument, NULL, OPT_CUDA_BACKOFF },
+	{ "cuda-trace", no_argument, NULL, OPT_CUDA_TRACE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -173,13 +213,18 @@ static const struct option app_long[] = {
 void
 app_parse(int argc, char **argv, struct app_opts *o)
 {
-	struct gnio_pipeline_conf *c = &o->conf;
+	struct gnio_conf *conf = &o->conf;
+	struct gnio_conf_ports *pt = &conf->ports;
+	struct gnio_conf_rx *rx = &conf->rx;
+	struct gnio_conf_queue *qu = &conf->queue;
+	struct gnio_conf_mem *mem = &conf->mem;
+	struct gnio_conf_consumer *cs = &conf->consumer;
+	struct gnio_conf_debug *dbg = &conf->debug;
 	int opt, idx;
 
 	memset(o, 0, sizeof(*o));
-	gnio_pipeline_conf_defaults(c);
+	gnio_conf_defaults(conf);
 	o->forward_mode = "io";
-	o->gpu = "auto";
 	o->portmask = UINT64_MAX;
 	opterr = 0;
 	optind = 1;
@@ -188,106 +233,98 @@ app_parse(int argc, char **argv, struct app_opts *o)
 
 		switch (opt) {
 		case OPT_FWD:
-			if (gnio_engine_find(optarg) == NULL)
+			if (gnio_handler_find(optarg) == NULL)
 				app_fail("--forward-mode=%s: unknown (have: %s)", optarg,
-						gnio_engine_names());
+						gnio_handler_names());
 			o->forward_mode = optarg;
 			break;
 		case OPT_PORTMASK:
 			o->portmask = parse_u64(name, optarg, 1, UINT64_MAX, 16);
 			break;
-		case OPT_RXQ: c->nb_rxq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
-		case OPT_TXQ: c->nb_txq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
-		case OPT_RXD: c->nb_rxd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
-		case OPT_TXD: c->nb_txd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
-		case OPT_BURST: c->burst = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
+		case OPT_RXQ: pt->nb_rxq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
+		case OPT_TXQ: pt->nb_txq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
+		case OPT_RXD: pt->nb_rxd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
+		case OPT_TXD: pt->nb_txd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
+		case OPT_BURST: rx->burst = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
 		case OPT_NB_CORES:
-			c->nb_cores = (uint16_t)parse_u64(name, optarg, 1, RTE_MAX_LCORE - 1, 10);
+			rx->nb_cores = (uint16_t)parse_u64(name, optarg, 1, RTE_MAX_LCORE - 1, 10);
 			break;
 		case OPT_STATS: o->stats_period = (uint32_t)parse_u64(name, optarg, 1, 86400, 10); break;
-		case OPT_MBUFS: c->nb_mbufs = (uint32_t)parse_u64(name, optarg, 1024, 1u << 26, 10); break;
+		case OPT_MBUFS: mem->nb_mbufs = (uint32_t)parse_u64(name, optarg, 1024, 1u << 26, 10); break;
 		case OPT_MBUF_SIZE:
-			c->mbuf_size = (uint16_t)parse_u64(name, optarg, RTE_PKTMBUF_HEADROOM + 64,
+			mem->mbuf_size = (uint16_t)parse_u64(name, optarg, RTE_PKTMBUF_HEADROOM + 64,
 					UINT16_MAX, 10);
 			break;
 		case 'i': o->interactive = true; break;
 		case 'a': o->auto_start = true; break;
-		case OPT_PEER: parse_peer(optarg, c); break;
-		case OPT_TXPKTS: c->txpkts = (uint16_t)parse_u64(name, optarg, 42, 9600, 10); break;
+		case OPT_PEER: parse_peer(optarg, o); break;
+		case OPT_TXPKTS: rx->txpkts = (uint16_t)parse_u64(name, optarg, 42, 9600, 10); break;
 		case OPT_MEM:
-			if (gnio_mem_mode_parse(optarg, &c->mem) != 0)
-				app_fail("--mem=%s: expected host, pinned or gpu", optarg);
-			o->mem_set = true;
+			if (gnio_mem_mode_parse(optarg, &mem->mode) != 0)
+				app_fail("--mem=%s: expected host, pinned, gpu or auto", optarg);
 			break;
 		case OPT_GPU:
 			if (*optarg == '\0')
 				app_fail("--gpu: empty name (auto, host or a gpudev name)");
-			o->gpu = optarg;
+			conf->gpu.name = optarg;
 			break;
-		case OPT_GPU_MAP: {
-			char buf[512], *save = NULL, *tok;
-
-			snprintf(buf, sizeof(buf), "%s", optarg);
-			for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-				char *colon = strchr(tok, ':');
-
-				if (colon == NULL || colon[1] == '\0')
-					app_fail("--gpu-map=%s: expected PORT:GPU[,PORT:GPU...]", optarg);
-				*colon = '\0';
-				parse_u64("gpu-map", tok, 0, GNIO_MAX_PORTS - 1, 10);
-			}
-			o->gpu_map = optarg;
+		case OPT_GPU_MAP:
+			parse_gpu_map(optarg, o);
 			break;
-		}
 		case OPT_CONSUMER:
-			if (gnio_consumer_find(optarg) == NULL)
+			if (!gnio_consumer_exists(optarg))
 				app_fail("--consumer=%s: unknown or not built (have: %s)", optarg,
 						gnio_consumer_names());
-			o->consumer = optarg;
+			cs->name = optarg;
 			break;
-		case OPT_FLUSH: c->flush_us = (uint32_t)parse_u64(name, optarg, 0, 1000000, 10); break;
+		case OPT_FLUSH: qu->flush_us = (uint32_t)parse_u64(name, optarg, 0, 1000000, 10); break;
 		case OPT_RING:
-			c->ring_items = (uint32_t)parse_u64(name, optarg, 2, 65536, 10);
-			if ((c->ring_items & (c->ring_items - 1)) != 0)
+			qu->ring_items = (uint32_t)parse_u64(name, optarg, 2, 65536, 10);
+			if ((qu->ring_items & (qu->ring_items - 1)) != 0)
 				app_fail("--ring-items=%s: must be a power of two", optarg);
 			break;
-		case OPT_ITEM: c->item_pkts = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
-		case OPT_SPLIT: c->split_hdr = (uint16_t)parse_u64(name, optarg, 14, 1024, 10); break;
+		case OPT_ITEM: qu->item_pkts = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
+		case OPT_SPLIT: mem->split_hdr = (uint16_t)parse_u64(name, optarg, 14, 1024, 10); break;
 		case OPT_OVERLOAD:
 			if (strcmp(optarg, "drop") == 0)
-				c->overload = GNIO_OVERLOAD_DROP;
+				rx->overload = GNIO_OVERLOAD_DROP;
 			else if (strcmp(optarg, "backpressure") == 0)
-				c->overload = GNIO_OVERLOAD_BACKPRESSURE;
+				rx->overload = GNIO_OVERLOAD_BACKPRESSURE;
 			else
 				app_fail("--overload=%s: expected drop or backpressure", optarg);
 			break;
 		case OPT_COMPLETION:
 			if (strcmp(optarg, "auto") == 0)
-				c->completion = GNIO_COMPLETION_AUTO;
+				cs->completion = GNIO_COMPLETION_AUTO;
 			else if (strcmp(optarg, "rx") == 0)
-				c->completion = GNIO_COMPLETION_RX;
+				cs->completion = GNIO_COMPLETION_RX;
 			else if (strcmp(optarg, "lcore") == 0)
-				c->completion = GNIO_COMPLETION_LCORE;
+				cs->completion = GNIO_COMPLETION_LCORE;
 			else
 				app_fail("--completion=%s: expected auto, rx or lcore", optarg);
 			break;
-		case OPT_RX_PPS: c->rx_pps = parse_u64(name, optarg, 1, 1000000000000ull, 10); break;
+		case OPT_RX_PPS: rx->rx_pps = parse_u64(name, optarg, 1, 1000000000000ull, 10); break;
 		case OPT_PREFILL:
-			c->prefill_len = (uint16_t)parse_u64(name, optarg, GNIO_TXONLY_MIN_LEN, 9600, 10);
+			rx->prefill_len = (uint16_t)parse_u64(name, optarg, APP_MIN_PACKET, 9600, 10);
 			break;
-		case OPT_MAX: c->max_packets = parse_u64(name, optarg, 1, UINT64_MAX >> 1, 10); break;
+		case OPT_MAX: rx->max_packets = parse_u64(name, optarg, 1, UINT64_MAX >> 1, 10); break;
 		case OPT_DURATION: o->duration = (uint32_t)parse_u64(name, optarg, 1, 86400 * 365, 10); break;
 		case OPT_JSON:
 			if (*optarg == '\0')
 				app_fail("--json: empty file name");
 			o->json = optarg;
 			break;
-		case OPT_STALL: c->stall_ms = (uint32_t)parse_u64(name, optarg, 1, 3600000, 10); break;
-		case OPT_DRAIN: c->drain_ms = (uint32_t)parse_u64(name, optarg, 0, 3600000, 10); break;
-		case OPT_SLOW:
-			c->slow_consumer_us = (uint32_t)parse_u64(name, optarg, 1, 1000000, 10);
+		case OPT_STALL: cs->stall_ms = (uint32_t)parse_u64(name, optarg, 1, 3600000, 10); break;
+		case OPT_DRAIN: cs->drain_ms = (uint32_t)parse_u64(name, optarg, 0, 3600000, 10); break;
+		case OPT_CUDA_WARPS: cs->cuda_warps = (uint32_t)parse_u64(name, optarg, 1, 64, 10); break;
+		case OPT_CUDA_BACKOFF:
+			cs->cuda_backoff_ns = (uint32_t)parse_u64(name, optarg, 0, 1000000, 10);
 			break;
-		case OPT_FAULT: c->inject_fault = true; break;
+		case OPT_CUDA_TRACE: dbg->cuda_trace = true; break;
+		case OPT_SLOW:
+			dbg->slow_consumer_us = (uint32_t)parse_u64(name, optarg, 1, 1000000, 10);
+			break;
+		case OPT_FAULT: dbg->inject_fault = true; break;
 		case OPT_DEMO: o->demo = true; break;
 		case OPT_HELP: app_usage(); exit(0);
 		case ':':
@@ -298,9 +335,9 @@ app_parse(int argc, char **argv, struct app_opts *o)
 	}
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
-	c->engine = gnio_engine_find(o->forward_mode);
-	if (c->item_pkts != 0 && c->item_pkts < c->burst)
-		app_fail("--item-pkts=%u: must be at least --burst (%u)", c->item_pkts, c->burst);
+	cs->handler = o->forward_mode;
+	if (qu->item_pkts != 0 && qu->item_pkts < rx->burst)
+		app_fail("--item-pkts=%u: must be at least --burst (%u)", qu->item_pkts, rx->burst);
 	if (o->interactive && o->duration != 0)
 		app_fail("--duration: not with -i (stop forwarding with 'stop', or use --max-packets)");
 }

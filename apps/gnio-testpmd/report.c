@@ -9,7 +9,6 @@
 #include <rte_ethdev.h>
 #include <rte_gpudev.h>
 
-#include "gnio_consumer.h"
 #include "testpmd.h"
 
 static double
@@ -68,13 +67,13 @@ app_stats_line(struct gnio_pipeline *p)
 void
 app_show_port_stats(struct gnio_pipeline *p)
 {
-	const struct gnio_pipeline_conf *c = gnio_pipeline_get_conf(p);
+	const struct gnio_conf *c = gnio_pipeline_conf(p);
 
-	for (uint16_t i = 0; i < c->nb_ports; i++) {
+	for (uint16_t i = 0; i < c->ports.nb; i++) {
 		struct rte_eth_stats st = { 0 };
 
-		rte_eth_stats_get(c->ports[i], &st);
-		printf("  ######## NIC statistics for port %-2u ########\n", c->ports[i]);
+		rte_eth_stats_get(c->ports.ids[i], &st);
+		printf("  ######## NIC statistics for port %-2u ########\n", c->ports.ids[i]);
 		printf("  RX-packets: %-10" PRIu64 " RX-missed: %-10" PRIu64 " RX-bytes: %" PRIu64 "\n",
 				st.ipackets, st.imissed, st.ibytes);
 		printf("  RX-errors: %" PRIu64 "  RX-nombuf: %" PRIu64 "\n", st.ierrors, st.rx_nombuf);
@@ -86,18 +85,18 @@ app_show_port_stats(struct gnio_pipeline *p)
 void
 app_show_fwd_stats(struct gnio_pipeline *p)
 {
-	const struct gnio_pipeline_conf *c = gnio_pipeline_get_conf(p);
-	static struct gnio_counts k[GNIO_MAX_PORTS];
+	const struct gnio_conf *c = gnio_pipeline_conf(p);
+	static struct gnio_counts k[APP_MAX_PORTS];
 	struct gnio_stats st;
 	struct gnio_hist h;
 
-	gnio_pipeline_stats(p, &st, k, GNIO_MAX_PORTS);
-	for (uint16_t i = 0; i < c->nb_ports; i++) {
+	gnio_pipeline_stats(p, &st, k, APP_MAX_PORTS);
+	for (uint16_t i = 0; i < c->ports.nb; i++) {
 		uint64_t dropped = 0;
 
 		for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
 			dropped += k[i].drops[r];
-		printf("  ---- Forward statistics for port %-2u ----\n", c->ports[i]);
+		printf("  ---- Forward statistics for port %-2u ----\n", c->ports.ids[i]);
 		if (k[i].generated != 0)
 			printf("  Generated: %-14" PRIu64 "  RX-dropped: %-14" PRIu64 " TX-packets: %"
 					PRIu64 "\n", k[i].generated, dropped, k[i].tx);
@@ -109,7 +108,7 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 				printf("    dropped %-16s %" PRIu64 "\n", gnio_drop_name(r), k[i].drops[r]);
 	}
 	gnio_pipeline_latency(p, &h);
-	printf("  engine %s processed %" PRIu64 " packets\n", c->engine->name, st.processed);
+	printf("  engine %s processed %" PRIu64 " packets\n", c->consumer.handler, st.processed);
 	for (uint16_t g = 0; st.nb_gpus > 1 && g < st.nb_gpus; g++)
 		printf("    GPU %-12s %u port(s), processed %" PRIu64 "\n",
 				app_gpu_name(st.gpu[g].gpu_id), st.gpu[g].nb_ports, st.gpu[g].processed);
@@ -172,8 +171,8 @@ static bool
 json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *chk,
 		const char *error, double seconds)
 {
-	const struct gnio_pipeline_conf *c = gnio_pipeline_get_conf(p);
-	static struct gnio_counts k[GNIO_MAX_PORTS];
+	const struct gnio_conf *c = gnio_pipeline_conf(p);
+	static struct gnio_counts k[APP_MAX_PORTS];
 	struct gnio_stats st;
 	struct gnio_hist h;
 	uint64_t in;
@@ -184,32 +183,37 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 		return false;
 	}
 	gnio_pipeline_latency(p, &h);
-	gnio_pipeline_stats(p, &st, k, GNIO_MAX_PORTS);
+	gnio_pipeline_stats(p, &st, k, APP_MAX_PORTS);
 	in = came_in(&st.total);
 	fprintf(f, "{\n  \"forward_mode\": \"%s\", \"consumer\": \"%s\", \"mem\": \"%s\",\n",
-			c->engine->name, c->consumer, gnio_mem_mode_name(c->mem));
+			c->consumer.handler, c->consumer.name, gnio_mem_mode_name(c->mem.mode));
 	fprintf(f, "  \"burst\": %u, \"item_pkts\": %u, \"ring_items\": %u, \"flush_us\": %u, "
-			"\"nb_cores\": %u, \"drain_ms\": %u,\n", c->burst, c->item_pkts, c->ring_items,
-			c->flush_us, c->nb_cores, c->drain_ms);
+			"\"nb_cores\": %u, \"drain_ms\": %u,\n", c->rx.burst, c->queue.item_pkts,
+			c->queue.ring_items, c->queue.flush_us, c->rx.nb_cores, c->consumer.drain_ms);
 	fprintf(f, "  \"completion\": \"%s\", \"rx_pps\": %" PRIu64 ", \"prefill_len\": %u,\n",
-			c->completion == GNIO_COMPLETION_RX ? "rx" :
-			c->completion == GNIO_COMPLETION_LCORE ? "lcore" : "auto", c->rx_pps,
-			c->prefill_len);
+			c->consumer.completion == GNIO_COMPLETION_RX ? "rx" :
+			c->consumer.completion == GNIO_COMPLETION_LCORE ? "lcore" : "auto", c->rx.rx_pps,
+			c->rx.prefill_len);
 	fprintf(f, "  \"seconds\": %.6f,\n  \"total\": ", seconds);
 	json_counts(f, &chk->total);
 	fprintf(f, ",\n  \"processed\": %" PRIu64 ",\n  \"ports\": [", st.processed);
-	for (uint16_t i = 0; i < c->nb_ports; i++) {
+	for (uint16_t i = 0; i < c->ports.nb; i++) {
 		struct rte_ether_addr mac = { 0 };
-		char macs[RTE_ETHER_ADDR_FMT_SIZE];
+		char macs[RTE_ETHER_ADDR_FMT_SIZE], text[384];
+		struct gnio_datapath dp;
 
-		rte_eth_macaddr_get(c->ports[i], &mac);
+		rte_eth_macaddr_get(c->ports.ids[i], &mac);
 		rte_ether_format_addr(macs, sizeof(macs), &mac);
 		fprintf(f, "%s\n    {\"port\": %u, \"mac\": \"%s\", \"counts\": ", i ? "," : "",
-				c->ports[i], macs);
+				c->ports.ids[i], macs);
 		json_counts(f, &k[i]);
+		gnio_pipeline_datapath(p, i, &dp);
+		gnio_datapath_format(&dp, text, sizeof(text));
 		fprintf(f, ", \"datapath\": ");
-		json_str(f, gnio_pipeline_datapath(p, i));
-		fprintf(f, "}");
+		json_str(f, text);
+		fprintf(f, ", \"mem\": \"%s\", \"gpudirect\": %s, \"pcie_distance\": %d}",
+				gnio_mem_mode_name(dp.mem), dp.gpudirect ? "true" : "false",
+				dp.pcie_distance);
 	}
 	fprintf(f, "\n  ],\n  \"gpus\": [");
 	for (uint16_t g = 0; g < st.nb_gpus; g++) {

@@ -6,23 +6,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gnio_pipeline.h"
+#include <gnio/gnio.h>
 
 #define APP "gnio-testpmd"
+#define APP_MAX_PORTS 64          /* --portmask is 64 bits */
 
 /** Options of the app (after "--"), checked for syntax before the EAL starts. */
 struct app_opts {
-	struct gnio_pipeline_conf conf;
+	struct gnio_conf conf;            /* the library's configuration, arrays below */
+	uint16_t ports[APP_MAX_PORTS];    /* conf.ports.ids: the --portmask ports the EAL made */
+	struct gnio_port_peer peers[APP_MAX_PORTS];   /* --eth-peer */
+	struct gnio_port_gpu map[APP_MAX_PORTS];      /* --gpu-map */
+	char map_names[512];              /* the GPU names of --gpu-map */
 	const char *forward_mode;
 	uint64_t portmask;
 	bool interactive;
 	bool auto_start;
 	uint32_t stats_period;
 	uint32_t duration;
-	const char *gpu;
-	const char *gpu_map;              /* --gpu-map=P:GPU[,P:GPU...] */
-	const char *consumer;             /* NULL: from the GPU chosen */
-	bool mem_set;
 	const char *json;
 	bool demo;
 };

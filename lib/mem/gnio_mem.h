@@ -14,12 +14,7 @@
 
 #include <rte_mempool.h>
 
-/** Where packet data lives. */
-enum gnio_mem_mode {
-	GNIO_MEM_HOST,     /**< host hugepages; a GPU consumer cannot read them */
-	GNIO_MEM_PINNED,   /**< host memory registered with the GPU (read over PCIe) */
-	GNIO_MEM_GPU,      /**< GPU memory; the NIC writes it (GPUDirect RDMA) */
-};
+#include "gnio_pipeline.h"      /* enum gnio_mem_mode, and its parse/name functions */
 
 /** Pool parameters. */
 struct gnio_mem_conf {
@@ -66,11 +61,5 @@ int gnio_mem_pool_free(struct gnio_mem_pool *p);
  * @return 0 when it can, -ENOTSUP when it cannot, -ENODEV for an invalid port.
  */
 int gnio_mem_port_dma_check(uint16_t port, char *why, size_t why_len);
-
-/** Parse "host", "pinned" or "gpu". @return 0 or -EINVAL. */
-int gnio_mem_mode_parse(const char *s, enum gnio_mem_mode *mode);
-
-/** Name of a mode. */
-const char *gnio_mem_mode_name(enum gnio_mem_mode mode);
 
 #endif /* GNIO_MEM_H */

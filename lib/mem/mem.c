@@ -77,6 +77,8 @@ gnio_mem_mode_parse(const char *s, enum gnio_mem_mode *mode)
 		*mode = GNIO_MEM_PINNED;
 	else if (strcmp(s, "gpu") == 0)
 		*mode = GNIO_MEM_GPU;
+	else if (strcmp(s, "auto") == 0)
+		*mode = GNIO_MEM_AUTO;
 	else
 		return -EINVAL;
 	return 0;
@@ -89,6 +91,7 @@ gnio_mem_mode_name(enum gnio_mem_mode mode)
 	case GNIO_MEM_HOST: return "host";
 	case GNIO_MEM_PINNED: return "pinned";
 	case GNIO_MEM_GPU: return "gpu";
+	case GNIO_MEM_AUTO: return "auto";
 	}
 	return "?";
 }
@@ -196,7 +199,7 @@ gnio_mem_pool_create(const struct gnio_mem_conf *conf)
 	int ret = 0;
 
 	if (conf == NULL || conf->name == NULL || conf->nb_mbufs == 0 ||
-			conf->data_room <= RTE_PKTMBUF_HEADROOM ||
+			conf->mode == GNIO_MEM_AUTO || conf->data_room <= RTE_PKTMBUF_HEADROOM ||
 			(conf->mode != GNIO_MEM_HOST && !rte_gpu_is_valid(conf->gpu_id))) {
 		rte_errno = EINVAL;
 		return NULL;

@@ -19,34 +19,10 @@
 #include <rte_gpudev.h>
 
 #include "gnio_burstq.h"
-#include "gnio_eng_ctx.h"
-#include "gnio_engine.h"
+#include "gnio_handler.h"
+#include "gnio_pipeline.h"
 
 struct gnio_consumer;
-
-/** Counters of a consumer. */
-struct gnio_consumer_stats {
-	uint64_t items;       /**< items completed */
-	uint64_t pkts;        /**< packets the engine ran on */
-	uint64_t launches;    /**< kernel launches or graph replays (GPU consumers) */
-	/* Persistent kernel, after it ended: summed over its warps (0 otherwise). */
-	uint64_t wait_ns;     /**< time warps spent waiting for READY */
-	uint64_t work_ns;     /**< time warps spent running engines on items */
-	/* work_ns in phases: */
-	uint64_t fetch_ns;    /**< until an item's first descriptors arrived */
-	uint64_t engine_ns;   /**< then until the engine's last result */
-	uint64_t publish_ns;  /**< then until DONE was stored (the system fence) */
-	/* The dispatchers (one per queue): */
-	uint64_t polls;       /**< loads of a status word in host memory */
-	uint64_t poll_ns;     /**< time those loads took, from issue to value */
-	uint64_t dispatched;  /**< items they saw READY and handed to workers */
-	uint64_t skipped;     /**< items handed out that workers left READY (stopped at the drain bound) */
-	uint32_t warps;       /**< worker warps of the kernel */
-	uint64_t fault_mark_tsc; /**< --inject-fault: TSC when the kernel's "about to fault" mark was
-	                          first seen by poll (0: not seen) */
-	uint64_t stopped_tsc; /**< TSC when poll found the persistent kernel stopped (its
-	                          dispatchers' heartbeat lost), before CUDA named the error; 0: not */
-};
 
 /** Consumer ops. */
 struct gnio_consumer_ops {
@@ -83,8 +59,15 @@ struct gnio_consumer {
 	struct gnio_burstq **qs;          /**< queues to consume */
 	uint32_t nb_qs;
 	int16_t gpu_id;                   /**< gpudev device */
-	const struct gnio_engine *engine;
-	struct gnio_eng_ctx *ctx;         /**< registered with the GPU */
+	const struct gnio_handler *handler;   /**< what runs on every packet */
+	void *state;                      /**< its state: the engine context (registered with the
+	                                       GPU) for a built-in, else the application's */
+	const uint16_t *fwd;              /**< [GNIO_MAX_PORTS] the port paired with each port
+	                                       (registered with the GPU) */
+	const char *kernel;               /**< consumer cuda-kernel: the user kernel's name */
+	uint32_t cuda_warps;              /**< persistent kernel: worker warps per queue (0: default) */
+	uint32_t cuda_backoff_ns;         /**< persistent kernel: a dispatcher's longest sleep */
+	bool cuda_trace;                  /**< persistent kernel: warps say what they wait for */
 	uint32_t stall_ms;                /**< watchdog: no progress this long while items wait */
 	uint32_t drain_ms;                /**< stop: longest wait for the published items */
 	uint32_t slow_us;                 /**< fault injection: extra time spent per item */
@@ -96,11 +79,21 @@ struct gnio_consumer {
 	char error[160];
 };
 
-/** Register a consumer's ops (at load time). */
+/** Register a consumer's ops (once; later calls with the same ops do nothing). */
 void gnio_consumer_register(const struct gnio_consumer_ops *ops);
 
-#define GNIO_CONSUMER_REGISTER(ops) \
-	RTE_INIT(gnio_consumer_register_ ## ops) { gnio_consumer_register(&ops); }
+/**
+ * Register every consumer this build has (host; the CUDA ones in a CUDA
+ * build). Called by gnio_pipeline_create() and the name functions: a direct
+ * call, so a static link keeps them without --whole-archive.
+ */
+void gnio_consumers_init(void);
+
+/** The host consumer's registration (consumer_host.c). */
+void gnio_consumer_host_init(void);
+
+/** The CUDA consumers' registration (drivers/consumer/cuda). */
+void gnio_consumer_cuda_init(void);
 
 /**
  * Find consumer ops by name.
@@ -108,7 +101,6 @@ void gnio_consumer_register(const struct gnio_consumer_ops *ops);
  */
 const struct gnio_consumer_ops *gnio_consumer_find(const char *name);
 
-/** Names of the registered consumers, '|'-separated, in a static buffer. */
-const char *gnio_consumer_names(void);
+
 
 #endif /* GNIO_CONSUMER_H */

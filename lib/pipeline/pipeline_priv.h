@@ -7,9 +7,15 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include <rte_ether.h>
+
 #include "gnio_burstq.h"
+#include "gnio_config.h"
 #include "gnio_consumer.h"
+#include "gnio_eng_ctx.h"
+#include "gnio_handler.h"
 #include "gnio_log.h"
+#include "gnio_mem.h"
 #include "gnio_pipeline.h"
 
 extern int gnio_pipeline_logtype;
@@ -21,6 +27,51 @@ extern int gnio_pipeline_logtype;
 #define PL_TX_RETRIES 8
 #define PL_MAX_GPUS GNIO_STATS_MAX_GPUS
 #define PL_PACE_BEHIND_US 100     /* --rx-pps: a queue further behind than this restarts from now */
+#define PL_DRAIN_SECONDS 5        /* stop: longest wait for RX lcores and completion */
+
+/*
+ * The configuration in effect, resolved from struct gnio_conf at create
+ * (pipeline_policy.c): ports, GPUs and the handler chosen; flat, sized for
+ * this build (GNIO_MAX_PORTS).
+ */
+struct pl_conf {
+	uint16_t nb_ports;
+	uint16_t ports[GNIO_MAX_PORTS];      /* ethdev ids, each < GNIO_MAX_PORTS */
+	uint16_t nb_rxq;
+	uint16_t nb_txq;
+	uint16_t nb_rxd;
+	uint16_t nb_txd;
+	uint16_t burst;
+	uint16_t item_pkts;                  /* resolved: never 0 */
+	uint32_t nb_mbufs;                   /* 0: enough for rings, descriptors and caches */
+	uint16_t mbuf_size;
+	enum gnio_mem_mode mem;              /* resolved: never GNIO_MEM_AUTO */
+	uint16_t split_hdr;
+	int16_t gpu_id;                      /* the GPU of ports not mapped */
+	int16_t port_gpu[GNIO_MAX_PORTS];    /* the GPU of each port id */
+	const char *consumer;                /* consumer ops name, resolved */
+	const struct gnio_handler *handler;
+	void *state;                         /* the application's handler state */
+	const char *kernel;                  /* cuda-kernel: the user kernel's name */
+	uint32_t flush_us;
+	uint32_t ring_items;
+	enum gnio_overload overload;
+	uint64_t max_packets;
+	uint16_t nb_cores;
+	enum gnio_completion completion;
+	uint64_t rx_pps;
+	uint16_t prefill_len;
+	uint16_t txpkts;
+	uint32_t stall_ms;
+	uint32_t drain_ms;
+	uint32_t cuda_warps;
+	uint32_t cuda_backoff_ns;
+	uint32_t slow_consumer_us;
+	bool inject_fault;
+	bool cuda_trace;
+	bool peer_set[GNIO_MAX_PORTS];
+	struct rte_ether_addr peer[GNIO_MAX_PORTS];
+};
 
 /*
  * Counters one lcore writes (pl_count) and anyone reads (gnio_pipeline_stats).
@@ -65,6 +116,7 @@ struct pl_gpu {
 	struct gnio_mem_pool *pool;
 	struct gnio_mem_pool *hdr_pool;     /* split: headers */
 	struct gnio_eng_ctx *ctx;           /* registered with this GPU */
+	void *state;                        /* gnio_pipeline_state_alloc(): the handler's state here */
 	uint32_t pool_start[2];
 	uint16_t nb_rxq;
 	uint16_t nb_ports;
@@ -101,7 +153,10 @@ struct pl_lcore {
 };
 
 struct gnio_pipeline {
-	struct gnio_pipeline_conf conf;
+	struct pl_conf conf;
+	struct gnio_conf pub;                /* the configuration in effect, as the public struct */
+	uint16_t pub_ports[GNIO_MAX_PORTS];  /* its ports array */
+	const char *handler_name;            /* pub.consumer.handler */
 	struct pl_gpu gpu[PL_MAX_GPUS];
 	uint16_t nb_gpu;
 	const struct gnio_consumer_ops *ops;
@@ -114,7 +169,7 @@ struct gnio_pipeline {
 	bool port_fwd[GNIO_MAX_PORTS];      /* port id is forwarding (valid verdict) */
 	bool port_down[GNIO_MAX_PORTS];     /* stopped by gnio_pipeline_port_stop */
 	uint32_t port_gen;                  /* bumped at each port state change */
-	char datapath[GNIO_MAX_PORTS][200];
+	struct gnio_datapath datapath[GNIO_MAX_PORTS];
 	char notes[PL_MAX_NOTES][200];
 	unsigned int nb_notes;
 	uint64_t flush_cycles;
@@ -123,6 +178,8 @@ struct gnio_pipeline {
 	bool running;
 	uint8_t port_state[GNIO_MAX_PORTS];  /* enum pl_port_state: what create did to each port */
 	bool failed;                        /* a consumer failed while running (poll said so) */
+	size_t state_size;                  /* bytes of each GPU's handler state (0: none made) */
+	struct gnio_events *events;         /* gnio_pipeline_events_create(), or NULL */
 	uint64_t drain_abandoned;           /* packets the last stop dropped at the drain bound */
 	/* flags read by the lcores */
 	uint32_t run_rx;
@@ -148,6 +205,34 @@ void pl_rx_stop(struct gnio_pipeline *p, struct pl_lcore *lc);
 unsigned int pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs);
 int pl_comp_alloc(struct pl_comp *cs, uint16_t burst, int socket);
 void pl_comp_free(struct pl_comp *cs);
+
+/* Policy (pipeline_policy.c): struct gnio_conf to the configuration in effect. */
+int pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_workers,
+		char *err, size_t err_len);
+int pl_handler_check(const struct pl_conf *pc, const struct gnio_handler *h, char *err,
+		size_t err_len);
+struct gnio_topo;
+void pl_datapath(struct gnio_pipeline *p, uint16_t i, const struct gnio_topo *topo);
+const char *pl_port_name(uint16_t port);
+
+/* Create (pipeline.c). */
+void pl_note(struct gnio_pipeline *p, const char *fmt, ...) __rte_format_printf(2, 3);
+void pl_bind_handler(struct gnio_pipeline *p);
+
+/* Placement (pipeline_place.c): @p workers and their NUMA nodes @p sockets. */
+int pl_place(struct gnio_pipeline *p, const unsigned int *workers, const int *sockets,
+		unsigned int nb_workers, char *err, size_t err_len);
+
+/* Ports (pipeline_ports.c). */
+int pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, uint16_t nb_txq,
+		char *err, size_t err_len);
+int pl_prefill(struct gnio_pipeline *p, struct pl_gpu *pg);
+void pl_ports_close(struct gnio_pipeline *p);
+
+/* State and events (pipeline_state.c). */
+struct gnio_events;
+void pl_events_free(struct gnio_events *ev);
+void pl_state_free(struct gnio_pipeline *p);
 
 /* Packets received and generated so far, all ports (pipeline_stats.c). */
 uint64_t pl_received(const struct gnio_pipeline *p);

@@ -14,7 +14,6 @@
 #include "gnio_consumer.h"
 #include "pipeline_priv.h"
 
-#define PL_DRAIN_SECONDS 5
 
 static int
 pl_lcore_main(void *arg)
@@ -87,11 +86,12 @@ gnio_pipeline_start(struct gnio_pipeline *p)
 	for (uint16_t l = 0; l < p->nb_lc; l++)
 		if (rte_eal_get_lcore_state(p->lc[l].lcore_id) != WAIT)
 			return -EBUSY;
+	if (gnio_pipeline_nb_ports_up(p) == 0)
+		return -ENETDOWN;
+	pl_bind_handler(p);
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		struct gnio_consumer *cons = &p->gpu[g].consumer;
 
-		p->gpu[g].ctx->engine = (uint16_t)p->conf.engine->id;
-		cons->engine = p->conf.engine;
 		cons->error[0] = '\0';
 		ret = cons->ops->start(cons);
 		if (ret != 0) {
@@ -271,134 +271,22 @@ gnio_pipeline_nb_gpus(const struct gnio_pipeline *p)
 	return p->nb_gpu;
 }
 
-/* Wait until every running lcore has passed its quiescent point after the change. */
-static void
-pl_quiesce(struct gnio_pipeline *p)
-{
-	uint32_t gen = __atomic_add_fetch(&p->port_gen, 1, __ATOMIC_ACQ_REL);
-	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * PL_DRAIN_SECONDS;
-
-	if (!p->running)
-		return;
-	for (uint16_t l = 0; l < p->nb_lc; l++)
-		while ((int32_t)(__atomic_load_n(&p->lc[l].seen_gen, __ATOMIC_ACQUIRE) - gen) < 0 &&
-				rte_get_timer_cycles() < deadline)
-			rte_pause();
-}
-
 int
-gnio_pipeline_port_stop(struct gnio_pipeline *p, uint16_t i)
+gnio_pipeline_set_handler(struct gnio_pipeline *p, const char *name)
 {
-	uint16_t port;
-	int ret;
+	const struct gnio_handler *h = gnio_handler_find(name);
+	char err[160];
 
-	if (i >= p->conf.nb_ports)
-		return -EINVAL;
-	port = p->conf.ports[i];
-	if (p->port_down[port])
-		return -EALREADY;
-	__atomic_store_n(&p->port_down[port], true, __ATOMIC_RELEASE);
-	pl_quiesce(p);
-	ret = rte_eth_dev_stop(port);
-	if (ret != 0) {
-		__atomic_store_n(&p->port_down[port], false, __ATOMIC_RELEASE);
-		return ret;
-	}
-	return 0;
-}
-
-int
-gnio_pipeline_port_start(struct gnio_pipeline *p, uint16_t i)
-{
-	uint16_t port;
-	int ret;
-
-	if (i >= p->conf.nb_ports)
-		return -EINVAL;
-	port = p->conf.ports[i];
-	if (!p->port_down[port])
-		return -EALREADY;
-	ret = rte_eth_dev_start(port);
-	if (ret != 0)
-		return ret;
-	__atomic_store_n(&p->port_down[port], false, __ATOMIC_RELEASE);
-	pl_quiesce(p);
-	return 0;
-}
-
-uint16_t
-gnio_pipeline_nb_ports_up(const struct gnio_pipeline *p)
-{
-	uint16_t n = 0;
-
-	for (uint16_t i = 0; i < p->conf.nb_ports; i++)
-		n += !__atomic_load_n(&p->port_down[p->conf.ports[i]], __ATOMIC_RELAXED);
-	return n;
-}
-
-int
-gnio_pipeline_set_engine(struct gnio_pipeline *p, const struct gnio_engine *e)
-{
-	if (e == NULL)
-		return -EINVAL;
+	if (h == NULL)
+		return -ENOENT;
 	if (p->running)
 		return -EBUSY;
-	if (e->generates && p->conf.txpkts < GNIO_TXONLY_MIN_LEN)
-		return -EINVAL;
-	p->conf.engine = e;
+	if (pl_handler_check(&p->conf, h, err, sizeof(err)) != 0)
+		return (h->flags & GNIO_HANDLER_GENERATES) ? -EINVAL : -ENOTSUP;
+	/* The consumers take the handler's code at their next start. */
+	p->conf.handler = h;
+	p->pub.consumer.handler = h->name;
+	pl_bind_handler(p);
 	return 0;
 }
 
-const struct gnio_pipeline_conf *
-gnio_pipeline_get_conf(const struct gnio_pipeline *p)
-{
-	return &p->conf;
-}
-
-int
-gnio_pipeline_destroy(struct gnio_pipeline *p)
-{
-	if (p == NULL)
-		return 0;
-	if (p->running)
-		return -EBUSY;
-	pl_telemetry_unregister(p);
-	/* Only what create did: a port it never started is not stopped (no EAL noise). */
-	for (uint16_t i = 0; i < p->conf.nb_ports; i++) {
-		uint16_t port = p->conf.ports[i];
-
-		if (p->port_state[port] == PL_PORT_STARTED && !p->port_down[port])
-			rte_eth_dev_stop(port);
-		if (p->port_state[port] != PL_PORT_UNUSED)
-			rte_eth_dev_close(port);
-	}
-	for (uint16_t g = 0; g < p->nb_gpu; g++) {
-		struct gnio_consumer *cons = &p->gpu[g].consumer;
-
-		if (cons->ops != NULL && cons->ops->destroy != NULL)
-			cons->ops->destroy(cons);
-		if (cons->quit.ptr != NULL)
-			rte_gpu_comm_destroy_flag(&cons->quit);
-		rte_free(cons->qs);
-	}
-	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
-		if (p->rxq[i].bq != NULL && gnio_burstq_destroy(p->rxq[i].bq) != 0)
-			PL_LOG(ERR, "burst queue of port %u queue %u still busy", p->rxq[i].port,
-					p->rxq[i].queue);
-	for (uint16_t i = 0; i < p->nb_comp; i++)
-		pl_comp_free(&p->comp[i]);
-	for (uint16_t g = 0; g < p->nb_gpu; g++) {
-		struct pl_gpu *pg = &p->gpu[g];
-
-		if (pg->ctx != NULL) {
-			rte_gpu_mem_unregister(pg->gpu_id, pg->ctx);
-			rte_free(pg->ctx);
-		}
-		if (pg->hdr_pool != NULL && gnio_mem_pool_free(pg->hdr_pool) != 0)
-			PL_LOG(ERR, "header pool of GPU %d: mbufs still out, not freed", pg->gpu_id);
-		if (pg->pool != NULL && gnio_mem_pool_free(pg->pool) != 0)
-			PL_LOG(ERR, "mbuf pool of GPU %d: mbufs still out, not freed", pg->gpu_id);
-	}
-	rte_free(p);
-	return 0;
-}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Receive path: rx_burst (or allocation, for generating engines) into burst queues. */
+/* Receive path: rx_burst (or allocation, for generating handlers) into burst queues. */
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -127,7 +127,7 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 
 	slots = gnio_burstq_slots(bq, rq->port, &room);
 	if (slots == NULL) {
-		if (p->conf.overload == GNIO_OVERLOAD_BACKPRESSURE || p->conf.engine->generates)
+		if (p->conf.overload == GNIO_OVERLOAD_BACKPRESSURE || (p->conf.handler->flags & GNIO_HANDLER_GENERATES))
 			return 0;
 		/* Ring full: receive and drop, counted, so the NIC is not blamed. */
 		want = rx_reserve(p, most);
@@ -145,7 +145,7 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 	want = rx_reserve(p, most);
 	if (want == 0)
 		n = 0;
-	else if (p->conf.engine->generates)
+	else if ((p->conf.handler->flags & GNIO_HANDLER_GENERATES))
 		n = rx_generate(p, p->gpu[rq->gpu].pool, slots, (uint16_t)want);
 	else
 		n = rte_eth_rx_burst(rq->port, rq->queue, slots, (uint16_t)want);
@@ -154,7 +154,7 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 		rx_first(p, rq, slots, n);
 	if (n != 0) {
 		/* Counted before the item can be published: a snapshot never sees it processed first. */
-		pl_count(p->conf.engine->generates ? &lc->cnt.gen[rq->port] : &lc->cnt.rx[rq->port], n);
+		pl_count((p->conf.handler->flags & GNIO_HANDLER_GENERATES) ? &lc->cnt.gen[rq->port] : &lc->cnt.rx[rq->port], n);
 		/* The one timestamp of a burst: when rx_burst returned it (latency start). */
 		gnio_burstq_commit(bq, n, rq->port, rte_rdtsc());
 	}

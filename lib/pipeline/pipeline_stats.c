@@ -6,6 +6,7 @@
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 
+#include "gnio_state.h"
 #include "pipeline_priv.h"
 
 static const char *const pl_drop_names[] = {
@@ -68,7 +69,7 @@ int
 gnio_pipeline_stats(const struct gnio_pipeline *p, struct gnio_stats *st,
 		struct gnio_counts *ports, uint16_t nb_ports)
 {
-	const struct gnio_pipeline_conf *c;
+	const struct pl_conf *c;
 	uint16_t np;
 
 	if (p == NULL || st == NULL)
@@ -200,6 +201,17 @@ gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
 		if (st.pool[i].avail != st.pool[i].at_start)
 			chk->pools_full = false;
 	}
+	chk->events_consistent = true;
+	if (p->events != NULL) {
+		struct gnio_events_counts ec;
+
+		chk->events_consistent = gnio_events_counts(p->events, &ec) == 0 &&
+			ec.incomplete == 0 && ec.drained <= ec.pushed;
+		chk->events_pushed = ec.pushed;
+		chk->events_dropped = ec.dropped;
+		chk->events_drained = ec.drained;
+		chk->events_pending = ec.pending;
+	}
 	chk->items_consistent = true;
 	for (uint16_t g = 0; g < p->nb_gpu && chk->items_consistent; g++) {
 		struct gnio_consumer_stats cs;
@@ -212,7 +224,7 @@ gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
 		gnio_pipeline_consumer_stats(p, g, &cs);
 		for (uint16_t l = 0; l < p->nb_lc; l++)
 			done += __atomic_load_n(&p->lc[l].items_done[g], __ATOMIC_RELAXED);
-		if (cs.warps != 0 && cs.wait_ns + cs.work_ns != 0 &&
+		if (((cs.warps != 0 && cs.wait_ns + cs.work_ns != 0) || cs.items_counted) &&
 				(cs.items != done || (cs.polls != 0 && cs.dispatched != done + cs.skipped))) {
 			chk->items_consistent = false;
 			chk->items_gpu = g;

@@ -12,6 +12,7 @@
 #include <rte_gpudev.h>
 #include <rte_telemetry.h>
 
+#include "gnio_config.h"
 #include "gnio_pipeline.h"
 #include "pipeline_priv.h"
 
@@ -60,26 +61,33 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct gnio_pipeline *p = tel_current();
 	static struct gnio_counts pc[GNIO_MAX_PORTS];     /* telemetry runs on one thread */
-	const struct gnio_pipeline_conf *c;
+	const struct gnio_conf *c;
 	struct gnio_stats st;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	if (p == NULL)
 		return -ENODEV;
-	c = gnio_pipeline_get_conf(p);
+	c = gnio_pipeline_conf(p);
 	gnio_pipeline_stats(p, &st, pc, GNIO_MAX_PORTS);
 	rte_tel_data_start_dict(d);
-	for (uint16_t i = 0; i < c->nb_ports; i++) {
+	for (uint16_t i = 0; i < c->ports.nb; i++) {
 		struct rte_tel_data *pd = rte_tel_data_alloc();
-		char key[16];
+		struct gnio_datapath dp;
+		char key[16], text[384];
 
 		if (pd == NULL)
 			return -ENOMEM;
+		gnio_pipeline_datapath(p, i, &dp);
+		gnio_datapath_format(&dp, text, sizeof(text));
 		rte_tel_data_start_dict(pd);
 		tel_counts(pd, &pc[i]);
-		rte_tel_data_add_dict_string(pd, "datapath", gnio_pipeline_datapath(p, i));
-		snprintf(key, sizeof(key), "%u", c->ports[i]);
+		rte_tel_data_add_dict_string(pd, "datapath", text);
+		rte_tel_data_add_dict_string(pd, "mem", gnio_mem_mode_name(dp.mem));
+		rte_tel_data_add_dict_int(pd, "gpudirect", dp.gpudirect);
+		rte_tel_data_add_dict_string(pd, "gpu", dp.gpu_name);
+		rte_tel_data_add_dict_int(pd, "pcie_distance", dp.pcie_distance);
+		snprintf(key, sizeof(key), "%u", c->ports.ids[i]);
 		rte_tel_data_add_dict_container(d, key, pd, 0);
 	}
 	return 0;
@@ -89,28 +97,28 @@ static int
 tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct gnio_pipeline *p = tel_current();
-	const struct gnio_pipeline_conf *c;
+	const struct gnio_conf *c;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	if (p == NULL)
 		return -ENODEV;
-	c = gnio_pipeline_get_conf(p);
+	c = gnio_pipeline_conf(p);
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "forward_mode", c->engine->name);
-	rte_tel_data_add_dict_string(d, "consumer", c->consumer);
-	rte_tel_data_add_dict_string(d, "mem", gnio_mem_mode_name(c->mem));
-	rte_tel_data_add_dict_int(d, "gpu", c->gpu_id);
-	rte_tel_data_add_dict_int(d, "burst", c->burst);
-	rte_tel_data_add_dict_int(d, "item_pkts", c->item_pkts);
-	rte_tel_data_add_dict_int(d, "ring_items", (int)c->ring_items);
-	rte_tel_data_add_dict_int(d, "flush_us", (int)c->flush_us);
-	rte_tel_data_add_dict_int(d, "drain_ms", (int)c->drain_ms);
-	rte_tel_data_add_dict_int(d, "rxq", c->nb_rxq);
-	rte_tel_data_add_dict_int(d, "txq", c->nb_txq);
-	rte_tel_data_add_dict_int(d, "nb_cores", c->nb_cores);
+	rte_tel_data_add_dict_string(d, "forward_mode", c->consumer.handler);
+	rte_tel_data_add_dict_string(d, "consumer", c->consumer.name);
+	rte_tel_data_add_dict_string(d, "mem", gnio_mem_mode_name(c->mem.mode));
+	rte_tel_data_add_dict_string(d, "gpu", c->gpu.name != NULL ? c->gpu.name : "auto");
+	rte_tel_data_add_dict_int(d, "burst", c->rx.burst);
+	rte_tel_data_add_dict_int(d, "item_pkts", c->queue.item_pkts);
+	rte_tel_data_add_dict_int(d, "ring_items", (int)c->queue.ring_items);
+	rte_tel_data_add_dict_int(d, "flush_us", (int)c->queue.flush_us);
+	rte_tel_data_add_dict_int(d, "drain_ms", (int)c->consumer.drain_ms);
+	rte_tel_data_add_dict_int(d, "rxq", c->ports.nb_rxq);
+	rte_tel_data_add_dict_int(d, "txq", c->ports.nb_txq);
+	rte_tel_data_add_dict_int(d, "nb_cores", c->rx.nb_cores);
 	rte_tel_data_add_dict_string(d, "overload",
-			c->overload == GNIO_OVERLOAD_DROP ? "drop" : "backpressure");
+			c->rx.overload == GNIO_OVERLOAD_DROP ? "drop" : "backpressure");
 	return 0;
 }
 
@@ -201,7 +209,7 @@ tel_gpus(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_int(gd, "gpu_id", st.gpu[g].gpu_id);
 		rte_tel_data_add_dict_u64(gd, "ports", st.gpu[g].nb_ports);
 		rte_tel_data_add_dict_u64(gd, "processed", st.gpu[g].processed);
-		rte_tel_data_add_dict_string(gd, "consumer", gnio_pipeline_get_conf(p)->consumer);
+		rte_tel_data_add_dict_string(gd, "consumer", gnio_pipeline_conf(p)->consumer.name);
 		rte_tel_data_add_dict_container(d, info.name, gd, 0);
 	}
 	return 0;

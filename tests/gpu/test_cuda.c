@@ -25,6 +25,7 @@
 #include <rte_ring.h>
 
 #include "gnio_mem.h"
+#include "gnio_handler.h"
 #include "gnio_pipeline.h"
 #include "gnio_test.h"
 
@@ -277,7 +278,7 @@ run(const char *eng, const char *cons, struct result *r)
 	static int run_id;
 	struct rte_ring *rx[2], *tx[2];
 	uint16_t ports[2];
-	struct gnio_pipeline_conf c;
+	struct gnio_conf c;
 	struct gnio_pipeline *pl;
 	struct gnio_check chk;
 	char name[64], err[256];
@@ -293,24 +294,23 @@ run(const char *eng, const char *cons, struct result *r)
 		ports[p] = (uint16_t)rte_eth_from_rings(name, &rx[p], 1, &tx[p], 1, 0);
 	}
 	run_id++;
-	gnio_pipeline_conf_defaults(&c);
-	c.nb_ports = 2;
-	c.ports[0] = ports[0];
-	c.ports[1] = ports[1];
-	c.nb_rxd = 256;
-	c.nb_txd = 256;
-	c.ring_items = 256;
+	gnio_conf_defaults(&c);
+	c.ports.nb = 2;
+	c.ports.ids = ports;
+	c.ports.nb_rxd = 256;
+	c.ports.nb_txd = 256;
+	c.queue.ring_items = 256;
 	/* No overload drops: the comparison needs every packet processed. */
-	c.overload = GNIO_OVERLOAD_BACKPRESSURE;
-	c.mem = GNIO_MEM_PINNED;
-	c.gpu_id = gpu;
-	c.consumer = cons;
-	c.engine = gnio_engine_find(eng);
-	c.mbuf_size = RTE_PKTMBUF_HEADROOM + MAXLEN;
-	gen = c.engine->generates;
+	c.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
+	c.mem.mode = GNIO_MEM_PINNED;
+	c.gpu.name = "gnio_cuda0";
+	c.consumer.name = cons;
+	c.consumer.handler = eng;
+	c.mem.mbuf_size = RTE_PKTMBUF_HEADROOM + MAXLEN;
+	gen = (gnio_handler_find(eng)->flags & GNIO_HANDLER_GENERATES) != 0;
 	if (gen) {
-		c.max_packets = (uint64_t)npkt;
-		c.txpkts = 200;
+		c.rx.max_packets = (uint64_t)npkt;
+		c.rx.txpkts = 200;
 	}
 	pl = gnio_pipeline_create(&c, err, sizeof(err));
 	if (pl == NULL) {
@@ -420,21 +420,23 @@ test_engines(void)
 	ref->data = malloc((size_t)NPKT * MAXLEN);
 	got->data = malloc((size_t)NPKT * MAXLEN);
 	REQUIRE(ref->data != NULL && got->data != NULL);
-	for (const struct gnio_engine *e = gnio_engine_table; e->name != NULL; e++) {
+	for (unsigned int hi = 0; hi < gnio_handler_count(); hi++) {
+		const struct gnio_handler *e = gnio_handler_get(hi);
 		const char *only = getenv("GNIO_TEST_ENGINES");     /* comma list, default all */
+		bool generates = (e->flags & GNIO_HANDLER_GENERATES) != 0;
 
-		if (only != NULL && strstr(only, e->name) == NULL)
+		if (!(e->flags & GNIO_HANDLER_BUILTIN) || (only != NULL && strstr(only, e->name) == NULL))
 			continue;
 		if (run(e->name, "host", ref) != 0)
 			continue;
-		if (e->generates)
+		if (generates)
 			sort_result(ref);
 		for (unsigned int k = 0; k < RTE_DIM(consumers); k++) {
 			int bad = 0;
 
 			if (run(e->name, consumers[k], got) != 0)
 				continue;
-			if (e->generates)
+			if (generates)
 				sort_result(got);
 			CHECK(got->n == ref->n);
 			CHECK(memcmp(got->drops, ref->drops, sizeof(ref->drops)) == 0);

@@ -65,6 +65,10 @@ BAD = [
     (["--nb-cores=4"], "--nb-cores=4"),
     (["--split=64", "--max-packets=10"], "--split"),
     (["--drain-ms=x"], "--drain-ms"),
+    (["--cuda-warps=0"], "--cuda-warps"),
+    (["--cuda-warps=65"], "--cuda-warps"),
+    (["--cuda-backoff-ns=-1"], "--cuda-backoff-ns"),
+    (["--cuda-trace=1"], "--cuda-trace"),
 ]
 
 

@@ -111,7 +111,7 @@ int
 main(int argc, char **argv)
 {
 	static const char *const extra[] = { "--vdev", "gnio_host0" };
-	struct gnio_pipeline_conf c;
+	struct gnio_conf c;
 	struct gnio_pipeline *pl;
 	struct gnio_check chk;
 	char err[256];
@@ -122,23 +122,23 @@ main(int argc, char **argv)
 	src = rte_pktmbuf_pool_create("t_src", 16383, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
 	REQUIRE(src != NULL);
 	make_ports();
-	gnio_pipeline_conf_defaults(&c);
-	c.nb_ports = NPORTS;
-	for (int p = 0; p < NPORTS; p++)
-		c.ports[p] = port_id[p];
-	c.nb_rxq = NQ;
-	c.nb_txq = NQ;
-	c.nb_rxd = 256;
-	c.nb_txd = 256;
-	c.ring_items = 64;
-	c.engine = gnio_engine_find("macswap");
+	gnio_conf_defaults(&c);
+	c.ports.nb = NPORTS;
+	c.ports.ids = port_id;
+	c.ports.nb_rxq = NQ;
+	c.ports.nb_txq = NQ;
+	c.ports.nb_rxd = 256;
+	c.ports.nb_txd = 256;
+	c.queue.ring_items = 64;
+	c.gpu.name = "gnio_host0";
+	c.consumer.handler = "macswap";
 	pl = gnio_pipeline_create(&c, err, sizeof(err));
 	if (pl == NULL)
 		fprintf(stderr, "create: %s\n", err);
 	REQUIRE(pl != NULL);
 	CHECK(gnio_pipeline_start(pl) == 0);
 	CHECK(gnio_pipeline_start(pl) == -EALREADY);
-	CHECK(gnio_pipeline_set_engine(pl, gnio_engine_find("io")) == -EBUSY);
+	CHECK(gnio_pipeline_set_handler(pl, "io") == -EBUSY);
 	for (uint32_t i = 0; i < NPKT; i++) {
 		for (int p = 0; p < NPORTS; p++) {
 			struct rte_mbuf *m = make_pkt(p, i);
@@ -171,7 +171,7 @@ main(int argc, char **argv)
 	CHECK(chk.conserved && chk.total.rx == (uint64_t)NPORTS * NPKT);
 	CHECK(chk.pools_full && chk.in_flight == 0);
 	/* Start and stop again and again, with an engine change: nothing leaks. */
-	CHECK(gnio_pipeline_set_engine(pl, gnio_engine_find("io")) == 0);
+	CHECK(gnio_pipeline_set_handler(pl, "io") == 0);
 	for (int k = 0; k < 20; k++) {
 		CHECK(gnio_pipeline_start(pl) == 0);
 		for (int p = 0; p < NPORTS; p++) {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Host consumer: the persistent consumer loop run by a CPU worker lcore. It
- * runs the very GNIO_HD engine functions the CUDA kernel runs, on the same
- * burst-queue items, through the same shared-memory helpers. It is the
- * reference the GPU consumers are compared with bit for bit.
+ * runs the handler's CPU code (for the built-ins, the very GNIO_HD engine
+ * functions the CUDA kernels run) on the same burst-queue items, through the
+ * same shared-memory helpers. It is the reference the GPU consumers are
+ * compared with bit for bit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include "gnio_config.h"
 #include "gnio_consumer.h"
 #include "gnio_log.h"
 
@@ -23,90 +25,8 @@ RTE_LOG_REGISTER(chost_logtype, gnio.consumer.host, NOTICE);
 /* Items taken from one queue per pass, so that no queue starves the others. */
 #define CHOST_ITEMS_PER_PASS 4
 
-/*
- * Runs the engine on one item; returns GNIO_BQ_UNIFORM | port when all verdicts
- * are that port. A CPU consumer reads the mbufs themselves (first segment, as
- * the GPU's descriptors describe it): the burst queue writes no descriptors for it.
- */
-typedef uint32_t (chost_item_fn)(const struct gnio_eng_ctx *GNIO_RESTRICT ctx,
-		struct rte_mbuf *const *GNIO_RESTRICT mbufs, uint32_t nb,
-		uint16_t *GNIO_RESTRICT verdicts, uint16_t rx_port);
-
-#define CHOST_X_ITEM(e, n, g, h) \
-static uint32_t \
-chost_item_ ## n(const struct gnio_eng_ctx *GNIO_RESTRICT ctx, \
-		struct rte_mbuf *const *GNIO_RESTRICT mbufs, uint32_t nb, \
-		uint16_t *GNIO_RESTRICT verdicts, uint16_t rx_port) \
-{ \
-	uint16_t first, differ = 0; \
-	if (nb == 0) \
-		return 0; \
-	first = gnio_eng_ ## n(ctx, rte_pktmbuf_mtod(mbufs[0], uint8_t *), mbufs[0]->data_len, \
-			mbufs[0]->pkt_len, rx_port); \
-	verdicts[0] = first; \
-	for (uint32_t i = 1; i < nb; i++) { \
-		uint16_t v; \
-		if (i + 2 < nb) \
-			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 2], void *)); \
-		v = gnio_eng_ ## n(ctx, rte_pktmbuf_mtod(mbufs[i], uint8_t *), \
-				mbufs[i]->data_len, mbufs[i]->pkt_len, rx_port); \
-		verdicts[i] = v; \
-		differ |= (uint16_t)(v ^ first); \
-	} \
-	return differ == 0 && !gnio_verdict_is_drop(first) ? GNIO_BQ_UNIFORM | first : 0; \
-}
-GNIO_ENGINES(CHOST_X_ITEM)
-#undef CHOST_X_ITEM
-
-/* csum reads every byte: the segments after the first come from the mbuf chain. */
-static uint16_t
-chost_csum_chain(const struct gnio_eng_ctx *ctx, const struct rte_mbuf *m, uint16_t rx_port)
-{
-	struct gnio_csum_plan plan;
-	uint16_t v = gnio_eng_csum_plan(ctx, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
-			m->pkt_len, rx_port, &plan);
-	uint32_t end = plan.off + plan.n, at = 0, sum = plan.sum;
-
-	if (plan.n == 0)
-		return v;
-	for (const struct rte_mbuf *s = m; s != NULL && at < end; s = s->next) {
-		sum = gnio_csum_add_piece(rte_pktmbuf_mtod(s, const uint8_t *), at, s->data_len,
-				plan.off, end, sum);
-		at += s->data_len;
-	}
-	return gnio_eng_csum_judge(&plan, sum, at);
-}
-
-static uint32_t
-chost_item_csum_chain(const struct gnio_eng_ctx *GNIO_RESTRICT ctx,
-		struct rte_mbuf *const *GNIO_RESTRICT mbufs, uint32_t nb,
-		uint16_t *GNIO_RESTRICT verdicts, uint16_t rx_port)
-{
-	uint16_t first = 0, differ = 0;
-
-	for (uint32_t i = 0; i < nb; i++) {
-		const struct rte_mbuf *m = mbufs[i];
-		uint16_t v;
-
-		if (i + 2 < nb)
-			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + 2], void *));
-		v = likely(m->nb_segs == 1) ? gnio_eng_csum(ctx, rte_pktmbuf_mtod(m, uint8_t *),
-				m->data_len, m->pkt_len, rx_port) : chost_csum_chain(ctx, m, rx_port);
-		verdicts[i] = v;
-		first = i == 0 ? v : first;
-		differ |= (uint16_t)(v ^ first);
-	}
-	return nb != 0 && differ == 0 && !gnio_verdict_is_drop(first) ? GNIO_BQ_UNIFORM | first : 0;
-}
-
-static chost_item_fn *const chost_items[GNIO_ENGINE_MAX] = {
-#define CHOST_X_FN(e, n, g, h) [GNIO_ENGINE_ ## e] = chost_item_ ## n,
-	GNIO_ENGINES(CHOST_X_FN)
-#undef CHOST_X_FN
-};
-
 struct chost {
-	chost_item_fn *item;
+	gnio_host_item_fn *item;  /* the handler's CPU code */
 	uint32_t *cons;          /* next item per queue (consumer lcore only) */
 	struct gnio_bq_dev **dev; /* consumer view of each queue */
 	uint64_t items;
@@ -123,8 +43,11 @@ chost_create(struct gnio_consumer *c)
 {
 	struct chost *h;
 
-	if (c->engine == NULL || c->engine->id >= GNIO_ENGINE_MAX)
-		return -EINVAL;
+	if (c->handler == NULL || c->handler->host_item == NULL) {
+		snprintf(c->error, sizeof(c->error), "handler %s has no CPU code (a GPU consumer "
+				"runs it)", c->handler != NULL ? c->handler->name : "(none)");
+		return -ENOTSUP;
+	}
 	h = rte_zmalloc("gnio_chost", sizeof(*h), RTE_CACHE_LINE_SIZE);
 	if (h == NULL)
 		return -ENOMEM;
@@ -147,8 +70,7 @@ chost_start(struct gnio_consumer *c)
 {
 	struct chost *h = c->priv;
 
-	h->item = c->engine->id == GNIO_ENGINE_CSUM ? chost_item_csum_chain :
-		chost_items[c->engine->id];
+	h->item = c->handler->host_item;
 	/* After a stop every item was completed or failed: begin at the next one. */
 	for (uint32_t qi = 0; qi < c->nb_qs; qi++)
 		h->cons[qi] = gnio_burstq_published(c->qs[qi]);
@@ -160,7 +82,6 @@ static unsigned int
 chost_step(struct gnio_consumer *c)
 {
 	struct chost *h = c->priv;
-	const struct gnio_eng_ctx *ctx = c->ctx;
 	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
 	unsigned int done = 0;
 
@@ -175,14 +96,17 @@ chost_step(struct gnio_consumer *c)
 		for (int k = 0; k < CHOST_ITEMS_PER_PASS; k++) {
 			uint32_t slot = cons & mask;
 			struct gnio_comm_item *it = &d->items[slot];
+			uint16_t rx_port;
 			uint32_t nb;
 
 			if (gnio_shm_status_acquire(it->status_d) != GNIO_BQ_READY ||
 					unlikely(gnio_shm_flag_load(c->quit.ptr) == GNIO_QUIT_NOW))
 				break;
 			nb = it->num_pkts;
-			d->item_uniform[slot] = h->item(ctx, (struct rte_mbuf *const *)it->mbufs, nb,
-					&d->verdicts[(size_t)slot * d->max_pkts], d->item_port[slot]);
+			rx_port = d->item_port[slot];
+			d->item_uniform[slot] = h->item(it->mbufs, nb, rx_port,
+					rx_port < GNIO_MAX_PORTS ? c->fwd[rx_port] : rx_port,
+					&d->verdicts[(size_t)slot * d->max_pkts], c->state);
 			__atomic_store_n(&h->pkts, h->pkts + nb, __ATOMIC_RELAXED);
 			if (unlikely(c->slow_us != 0))
 				rte_delay_us_block(c->slow_us);
@@ -265,4 +189,8 @@ static const struct gnio_consumer_ops chost_ops = {
 	.destroy = chost_destroy,
 };
 
-GNIO_CONSUMER_REGISTER(chost_ops)
+void
+gnio_consumer_host_init(void)
+{
+	gnio_consumer_register(&chost_ops);
+}

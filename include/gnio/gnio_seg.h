@@ -17,7 +17,7 @@
 struct gnio_seg {
 	const uint8_t *addr;    /**< first byte of the segment */
 	uint32_t len;           /**< bytes at addr */
-	uint32_t rsvd;
+	uint32_t rsvd;          /**< 0 (keeps the struct 16 bytes) */
 };
 
 #endif /* GNIO_SEG_H */

@@ -24,14 +24,14 @@
 #ifndef GNIO_SHM_H
 #define GNIO_SHM_H
 
-#include "gnio_hd.h"
-#include "gnio_seg.h"
+#include "../gnio_hd.h"
+#include "../gnio_seg.h"
 
 /** Item states; equal to enum rte_gpu_comm_list_status (checked in burstq.c). */
-#define GNIO_BQ_FREE 0u
-#define GNIO_BQ_READY 1u
-#define GNIO_BQ_DONE 2u
-#define GNIO_BQ_ERROR 3u
+#define GNIO_BQ_FREE 0u     /**< the producer may fill it */
+#define GNIO_BQ_READY 1u    /**< filled: the consumer's */
+#define GNIO_BQ_DONE 2u     /**< verdicts written: completion's */
+#define GNIO_BQ_ERROR 3u    /**< the consumer failed on it: its packets are dropped */
 
 /** Set in gnio_bq_dev.item_uniform when every verdict of an item names one port. */
 #define GNIO_BQ_UNIFORM 0x80000000u
@@ -42,8 +42,8 @@
  * published, then leave; GNIO_QUIT_NOW: take no more items, finish the one in
  * hand and leave (what is still READY is the CPU's to drop).
  */
-#define GNIO_QUIT_DRAIN 1u
-#define GNIO_QUIT_NOW 2u
+#define GNIO_QUIT_DRAIN 1u  /**< complete what was published, then leave */
+#define GNIO_QUIT_NOW 2u    /**< finish the item in hand, then leave */
 
 /** Distance between two items' status words, in 32-bit words (128 bytes). */
 #define GNIO_BQ_STATUS_STRIDE 32u
@@ -67,8 +67,11 @@
  * it is this lap's, so the poller needs no second round trip for the header.
  */
 #define GNIO_BQ_META_WORD 2u
+/** The word of GNIO_BQ_META_WORD: @p count packets from RX port @p port. */
 #define GNIO_BQ_META(count, port) ((uint32_t)(count) | (uint32_t)(port) << 16)
+/** The packet count of a GNIO_BQ_META word. */
 #define GNIO_BQ_META_COUNT(m) ((m) & 0xffffu)
+/** The RX port of a GNIO_BQ_META word. */
 #define GNIO_BQ_META_PORT(m) ((uint16_t)((m) >> 16))
 
 /**
@@ -80,7 +83,9 @@
 
 /** gnio_bq_dev.pkt_segs of a chained packet: its first entry in the item's table, and count. */
 #define GNIO_BQ_SEGS(first, count) ((uint32_t)(first) << 16 | (uint32_t)(count))
+/** The first entry of a GNIO_BQ_SEGS value. */
 #define GNIO_BQ_SEGS_FIRST(v) ((v) >> 16)
+/** The count of a GNIO_BQ_SEGS value (0: not described). */
 #define GNIO_BQ_SEGS_COUNT(v) ((v) & 0xffffu)
 
 /** Same layout as struct rte_gpu_comm_pkt (checked in burstq.c). */
@@ -91,7 +96,7 @@ struct gnio_comm_pkt {
 
 /** Same layout as struct rte_gpu_comm_list (checked in burstq.c). */
 struct gnio_comm_item {
-	uint16_t dev_id;
+	uint16_t dev_id;                  /**< gpudev device */
 	void *mbufs;                      /**< host only */
 	struct gnio_comm_pkt *pkt_list;   /**< producer writes, consumer reads */
 	uint32_t num_pkts;                /**< producer writes before READY */
@@ -123,7 +128,7 @@ struct gnio_bq_dev {
 	 * described). Producer writes before READY; consumers read.
 	 */
 	struct gnio_seg *segs;
-	uint32_t *pkt_segs;
+	uint32_t *pkt_segs;             /**< [nb_items * max_pkts] GNIO_BQ_SEGS per packet (above) */
 	uint32_t seg_cap;               /**< segs entries per item */
 	uint32_t nb_items;              /**< power of two */
 	uint32_t max_pkts;              /**< packets per item at most */
@@ -132,7 +137,12 @@ struct gnio_bq_dev {
 #ifndef __CUDA_ARCH__
 /* ---- CPU side ---------------------------------------------------------- */
 
-/** Load an item status; everything written before it was stored is visible. */
+/**
+ * Load an item status with acquire order: everything written before it was
+ * stored is visible.
+ * @param status the status word
+ * @return the status
+ */
 static inline uint32_t
 gnio_shm_status_acquire(const uint32_t *status)
 {
@@ -140,8 +150,11 @@ gnio_shm_status_acquire(const uint32_t *status)
 }
 
 /**
- * Store an item status after all writes that describe the item. A GPU
- * consumer also needs rte_gpu_wmb() before this (gnio_burstq does it).
+ * Store an item status with release order, after all writes that describe
+ * the item. A GPU consumer also needs rte_gpu_wmb() before this (gnio_burstq
+ * does it).
+ * @param status the status word
+ * @param v the new status
  */
 static inline void
 gnio_shm_status_release(uint32_t *status, uint32_t v)
@@ -149,21 +162,33 @@ gnio_shm_status_release(uint32_t *status, uint32_t v)
 	__atomic_store_n(status, v, __ATOMIC_RELEASE);
 }
 
-/** Read a control flag (quit, progress counters): no ordering needed beyond the value. */
+/**
+ * Read a control flag (quit, progress counters), acquire order.
+ * @param flag the flag
+ * @return its value
+ */
 static inline uint32_t
 gnio_shm_flag_load(const uint32_t *flag)
 {
 	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
 }
 
-/** Write a control flag; earlier writes are visible to whoever sees the new value. */
+/**
+ * Write a control flag; earlier writes are visible to whoever sees the new value.
+ * @param flag the flag
+ * @param v its new value
+ */
 static inline void
 gnio_shm_flag_store(uint32_t *flag, uint32_t v)
 {
 	__atomic_store_n(flag, v, __ATOMIC_RELEASE);
 }
 
-/** Read a 64-bit progress counter written by the consumer. */
+/**
+ * Read a 64-bit progress counter written by the consumer (relaxed).
+ * @param c the counter
+ * @return its value
+ */
 static inline uint64_t
 gnio_shm_counter_load(const uint64_t *c)
 {

@@ -16,20 +16,29 @@
 /** Function compiled for both the CPU and the GPU. */
 #define GNIO_HD __host__ __device__ __attribute__((always_inline))
 #else
+/** Function compiled for the CPU (the same source compiles for the GPU under nvcc). */
 #define GNIO_HD __attribute__((always_inline))
 #endif
 
 /** No other pointer in scope reaches the same memory (C99 restrict, nvcc too). */
 #define GNIO_RESTRICT __restrict__
 
-/** Byte-swap of a 16-bit value, on either side. */
+/**
+ * Byte-swap a 16-bit value, on either side.
+ * @param v the value
+ * @return @p v with its two bytes swapped
+ */
 GNIO_HD static inline uint16_t
 gnio_bswap16(uint16_t v)
 {
 	return (uint16_t)((v << 8) | (v >> 8));
 }
 
-/** Byte-swap of a 32-bit value, on either side. */
+/**
+ * Byte-swap a 32-bit value, on either side.
+ * @param v the value
+ * @return @p v with its bytes in the other order
+ */
 GNIO_HD static inline uint32_t
 gnio_bswap32(uint32_t v)
 {

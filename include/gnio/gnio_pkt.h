@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Packet header helpers for engines. Pure header (host and device).
+ * What a handler gets of one packet (struct gnio_pkt), and packet header
+ * helpers for handlers and the built-in engines. Pure header: host and
+ * device code, C, C++ and nvcc.
  *
  * Packets are plain byte arrays of known length; every access is bounds
  * checked by the caller through gnio_pkt_l3(). Multi-byte fields are read and
@@ -15,25 +17,57 @@
 
 #include "gnio_hd.h"
 #include "gnio_seg.h"
+#include "gnio_verdict.h"
 
-#define GNIO_ETH_HLEN 14u
-#define GNIO_ETH_VLAN 0x8100u
-#define GNIO_ETH_QINQ 0x88a8u
-#define GNIO_ETH_IPV4 0x0800u
-#define GNIO_ETH_IPV6 0x86ddu
-#define GNIO_ETH_ARP 0x0806u
-#define GNIO_IPPROTO_ICMP 1u
-#define GNIO_IPPROTO_TCP 6u
-#define GNIO_IPPROTO_UDP 17u
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-/** Big-endian 16-bit load. */
+/**
+ * One packet as a handler sees it. Built by the consumer for each call, on the
+ * CPU or in a GPU thread's registers; the handler may change the bytes of the
+ * first segment (in place: that is the packet transmitted) and returns a
+ * verdict (gnio_verdict.h): the port to send it on (@p tx_port forwards it as
+ * gnio's io engine does), or a drop.
+ */
+struct gnio_pkt {
+	uint8_t *data;                /**< the first segment: read and write */
+	uint32_t len;                 /**< bytes at data */
+	uint32_t pkt_len;             /**< the whole packet (above len: a chained mbuf) */
+	uint16_t rx_port;             /**< ethdev port it came in on */
+	uint16_t tx_port;             /**< the port paired with rx_port (ports 0-1, 2-3, ...) */
+	uint16_t nb_segs;             /**< segments after the first described at segs; 0 with
+	                                   pkt_len > len: not described (too many) */
+	uint16_t rsvd;                /**< 0 */
+	const struct gnio_seg *segs;  /**< the segments after the first, read only */
+};
+
+#define GNIO_ETH_HLEN 14u          /**< Ethernet header bytes */
+#define GNIO_ETH_VLAN 0x8100u      /**< ethertype: 802.1Q tag */
+#define GNIO_ETH_QINQ 0x88a8u      /**< ethertype: 802.1ad tag */
+#define GNIO_ETH_IPV4 0x0800u      /**< ethertype: IPv4 */
+#define GNIO_ETH_IPV6 0x86ddu      /**< ethertype: IPv6 */
+#define GNIO_ETH_ARP 0x0806u       /**< ethertype: ARP */
+#define GNIO_IPPROTO_ICMP 1u       /**< IP protocol: ICMP */
+#define GNIO_IPPROTO_TCP 6u        /**< IP protocol: TCP */
+#define GNIO_IPPROTO_UDP 17u       /**< IP protocol: UDP */
+
+/**
+ * Load a big-endian 16-bit value (any alignment).
+ * @param p its first byte
+ * @return the value
+ */
 GNIO_HD static inline uint16_t
 gnio_ld_be16(const uint8_t *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
 }
 
-/** Big-endian 16-bit store. */
+/**
+ * Store a 16-bit value big-endian (any alignment).
+ * @param p where
+ * @param v the value
+ */
 GNIO_HD static inline void
 gnio_st_be16(uint8_t *p, uint16_t v)
 {
@@ -41,7 +75,12 @@ gnio_st_be16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-/** Swap @p n bytes between @p a and @p b (regions must not overlap). */
+/**
+ * Swap bytes between two regions that do not overlap.
+ * @param a one region
+ * @param b the other
+ * @param n bytes
+ */
 GNIO_HD static inline void
 gnio_swap_bytes(uint8_t *a, uint8_t *b, unsigned int n)
 {
@@ -53,7 +92,12 @@ gnio_swap_bytes(uint8_t *a, uint8_t *b, unsigned int n)
 	}
 }
 
-/** Copy @p n bytes. */
+/**
+ * Copy bytes (a loop: for short copies in device code).
+ * @param dst where
+ * @param src from where (not overlapping @p dst)
+ * @param n bytes
+ */
 GNIO_HD static inline void
 gnio_copy_bytes(uint8_t *dst, const uint8_t *src, unsigned int n)
 {
@@ -65,7 +109,9 @@ gnio_copy_bytes(uint8_t *dst, const uint8_t *src, unsigned int n)
  * Swap destination and source MAC addresses. On the GPU, a 16-byte aligned
  * packet of at least 16 bytes takes one 16-byte load and one store; elsewhere,
  * when 8-byte aligned (the usual mbuf layout), one 8-byte and one 4-byte load,
- * shifts in registers, and two stores; byte accesses otherwise. @p len must be >= 14.
+ * shifts in registers, and two stores; byte accesses otherwise.
+ * @param pkt the packet's first byte
+ * @param len bytes readable at @p pkt, at least 14
  */
 GNIO_HD static inline void
 gnio_eth_swap_macs(uint8_t *pkt, uint32_t len)
@@ -108,7 +154,11 @@ gnio_eth_swap_macs(uint8_t *pkt, uint32_t len)
 /**
  * Set destination and source MAC addresses. On the GPU, for a 16-byte aligned
  * packet of at least 16 bytes, one 16-byte load and one store; byte stores
- * otherwise. @p len must be >= 14.
+ * otherwise.
+ * @param pkt the packet's first byte
+ * @param len bytes writable at @p pkt, at least 14
+ * @param dst the new destination MAC (6 bytes)
+ * @param src the new source MAC (6 bytes)
  */
 GNIO_HD static inline void
 gnio_eth_set_macs(uint8_t *pkt, uint32_t len, const uint8_t *dst, const uint8_t *src)
@@ -136,8 +186,10 @@ gnio_eth_set_macs(uint8_t *pkt, uint32_t len, const uint8_t *dst, const uint8_t 
 
 /**
  * Offset of the L3 header past up to two VLAN/QinQ tags.
- * @param ethertype set to the ethertype after the tags.
- * @return offset, or 0 when the packet is shorter than its L2 headers.
+ * @param pkt the packet's first byte
+ * @param len bytes readable at @p pkt
+ * @param ethertype set to the ethertype after the tags (untouched on 0)
+ * @return offset, or 0 when the packet is shorter than its L2 headers
  */
 GNIO_HD static inline uint32_t
 gnio_pkt_l3(const uint8_t *pkt, uint32_t len, uint16_t *ethertype)
@@ -159,10 +211,14 @@ gnio_pkt_l3(const uint8_t *pkt, uint32_t len, uint16_t *ethertype)
 }
 
 /**
- * Validate an IPv4 header at @p off: version 4, IHL >= 5, header inside the
- * first @p len bytes (what can be read), total length >= IHL and not beyond
- * the packet's @p pkt_len bytes (more than @p len for a chained mbuf).
- * @return IHL in bytes, or 0 when malformed.
+ * Validate an IPv4 header: version 4, IHL >= 5, header inside the first
+ * @p len bytes (what can be read), total length >= IHL and not beyond the
+ * packet's @p pkt_len bytes (more than @p len for a chained mbuf).
+ * @param pkt the packet's first byte
+ * @param len bytes readable at @p pkt
+ * @param pkt_len bytes of the whole packet
+ * @param off offset of the IPv4 header (gnio_pkt_l3())
+ * @return IHL in bytes, or 0 when malformed
  */
 GNIO_HD static inline uint32_t
 gnio_ipv4_hlen(const uint8_t *pkt, uint32_t len, uint32_t pkt_len, uint32_t off)
@@ -180,7 +236,11 @@ gnio_ipv4_hlen(const uint8_t *pkt, uint32_t len, uint32_t pkt_len, uint32_t off)
 	return ihl;
 }
 
-/** True when an IPv4 header describes a non-first fragment. */
+/**
+ * Whether an IPv4 header describes a fragment other than the first.
+ * @param ip the IPv4 header (at least 8 bytes readable)
+ * @return nonzero for a later fragment (no L4 header in it)
+ */
 GNIO_HD static inline int
 gnio_ipv4_is_later_fragment(const uint8_t *ip)
 {
@@ -188,8 +248,12 @@ gnio_ipv4_is_later_fragment(const uint8_t *ip)
 }
 
 /**
- * Add @p n bytes (n <= 65535; an odd last byte is padded with zero) as
- * big-endian 16-bit words to a one's-complement sum, not folded.
+ * Add bytes as big-endian 16-bit words to a one's-complement sum (an odd last
+ * byte is padded with zero).
+ * @param p the first byte
+ * @param n bytes, at most 65535
+ * @param sum the sum so far
+ * @return the new sum, not folded
  */
 GNIO_HD static inline uint32_t
 gnio_csum_add(const uint8_t *p, uint32_t n, uint32_t sum)
@@ -203,7 +267,11 @@ gnio_csum_add(const uint8_t *p, uint32_t n, uint32_t sum)
 	return sum;
 }
 
-/** Fold a one's-complement sum to 16 bits (not complemented). */
+/**
+ * Fold a one's-complement sum to 16 bits.
+ * @param sum a sum of gnio_csum_add()
+ * @return the folded sum, not complemented
+ */
 GNIO_HD static inline uint16_t
 gnio_csum_fold32(uint32_t sum)
 {
@@ -219,7 +287,13 @@ gnio_csum_fold32(uint32_t sum)
  * swapped when the piece's first one sits at an odd offset of the range
  * (RFC 1071: a sum is byte-order independent up to that swap). Calling it for
  * every piece in turn sums a range that crosses segments.
- * @return the new sum (not folded).
+ * @param p the piece's first byte
+ * @param at the packet offset of that byte
+ * @param n bytes in the piece
+ * @param from start of the range summed (packet offset, even)
+ * @param to end of the range (packet offset, exclusive)
+ * @param sum the sum so far
+ * @return the new sum (not folded)
  */
 GNIO_HD static inline uint32_t
 gnio_csum_add_piece(const uint8_t *p, uint32_t at, uint32_t n, uint32_t from, uint32_t to,
@@ -235,14 +309,26 @@ gnio_csum_add_piece(const uint8_t *p, uint32_t at, uint32_t n, uint32_t from, ui
 	return sum + (((lo - from) & 1u) ? gnio_bswap16(s) : s);
 }
 
-/** Internet checksum of @p n bytes (n even), folded, not complemented. */
+/**
+ * The Internet checksum of an even number of bytes.
+ * @param p the first byte
+ * @param n bytes (an odd last one is left out)
+ * @param sum a sum to start from (a pseudo-header's)
+ * @return the sum, folded, not complemented
+ */
 GNIO_HD static inline uint16_t
 gnio_csum_fold(const uint8_t *p, uint32_t n, uint32_t sum)
 {
 	return gnio_csum_fold32(gnio_csum_add(p, n & ~1u, sum));
 }
 
-/** RFC 1624 incremental update of a checksum when a 16-bit word changes. */
+/**
+ * Update a checksum when one 16-bit word it covers changes (RFC 1624).
+ * @param csum the checksum as stored in the header
+ * @param old_word the word before
+ * @param new_word the word after
+ * @return the checksum to store
+ */
 GNIO_HD static inline uint16_t
 gnio_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word)
 {
@@ -254,5 +340,9 @@ gnio_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word)
 		sum = (sum & 0xffffu) + (sum >> 16);
 	return (uint16_t)~sum;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* GNIO_PKT_H */

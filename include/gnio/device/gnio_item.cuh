@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The per-item device API, for an application that writes its own
+ * persistent kernel instead of a per-packet handler: a warp waits for the next
+ * burst-queue item of a queue, reads each packet (address, lengths, RX port,
+ * RX time), sets each packet's verdict, and releases the item; gnio's
+ * completion lcore then transmits or drops every packet in order. Every item
+ * is claimed by exactly one warp (a device counter per queue) and accepted
+ * only with this lap's sequence number, so the guarantees of gnio's own
+ * kernel hold: each item once, in any order among warps, completed in order.
+ *
+ * The kernel is launched by the "cuda-kernel" consumer through the launcher
+ * registered with GNIO_CUDA_KERNEL(), with a struct gnio_cuda_launch by value;
+ * it must return once gnio_item_wait() says GNIO_ITEM_QUIT (at stop). Every
+ * function here is called by all 32 lanes of a warp together.
+ *
+ *     __global__ void my_kernel(gnio_cuda_launch l)
+ *     {
+ *         gnio_item it;
+ *         uint32_t q = warp_index % l.nb_qs;
+ *         gnio_item_init(it);
+ *         while (gnio_item_wait(l, q, it, 1000000) != GNIO_ITEM_QUIT) {
+ *             if (!it.ready)
+ *                 continue;                    (timed out: the claim is kept)
+ *             for (uint32_t i = lane; i < it.nb; i += 32) {
+ *                 gnio_pkt p = gnio_item_pkt(it, i);
+ *                 gnio_item_set_verdict(it, i, p.tx_port);
+ *             }
+ *             gnio_item_release(it, l);
+ *         }
+ *     }
+ */
+#ifndef GNIO_ITEM_CUH
+#define GNIO_ITEM_CUH
+
+#include "gnio_kernels.cuh"
+
+/** gnio_item_wait(): an item is ready (it.ready), or still waiting after the timeout. */
+#define GNIO_ITEM_OK 0
+/** gnio_item_wait(): stop; nothing more will come to this warp from this queue. */
+#define GNIO_ITEM_QUIT 1
+
+/** A warp's hold on one item. */
+struct gnio_item {
+	gnio::kq q;          /**< the queue (internal) */
+	uint32_t qi;         /**< queue index */
+	uint32_t seq;        /**< sequence number of the item claimed */
+	uint32_t slot;       /**< its slot in the ring */
+	bool claimed;        /**< this warp holds seq */
+	bool ready;          /**< the item is READY: its packets may be read */
+	uint32_t nb;         /**< packets in the item (when ready) */
+	uint16_t rx_port;    /**< their RX port */
+	uint16_t tx_port;    /**< the port paired with it */
+	uint16_t first;      /**< verdict of packet 0 (uniform detection) */
+	bool same;           /**< every verdict so far equals first */
+};
+
+/**
+ * Make a hold empty, before its first gnio_item_wait().
+ * @param it the hold
+ */
+__device__ __forceinline__ void
+gnio_item_init(gnio_item &it)
+{
+	it.claimed = false;
+	it.ready = false;
+}
+
+/**
+ * Claim the next item of a queue (unless this warp holds a claim already)
+ * and wait for it to be READY.
+ * @param l the kernel's launch inputs
+ * @param qi queue index, < l.nb_qs
+ * @param it this warp's hold on that queue (one per queue it serves)
+ * @param timeout_ns how long to wait at most, ns
+ * @return GNIO_ITEM_OK: it.ready true (read it, then gnio_item_release()), or
+ *   false after the timeout (call again: the claim is kept); GNIO_ITEM_QUIT:
+ *   stop (the claim, if any, is left READY for the CPU).
+ */
+__device__ __forceinline__ int
+gnio_item_wait(const gnio_cuda_launch &l, uint32_t qi, gnio_item &it, uint64_t timeout_ns)
+{
+	gnio::qsync *sy = (gnio::qsync *)l.sync + qi;
+	unsigned int lane = threadIdx.x & 31;
+	uint64_t t0 = gnio_shm_dev_time_ns();
+	uint32_t seq = it.seq, res = 0;
+
+	it.q = gnio::load_q(l.qs[qi]);
+	it.qi = qi;
+	if (!it.claimed) {
+		if (lane == 0)
+			seq = atomicAdd(&sy->claim, 1u);
+		seq = __shfl_sync(0xffffffffu, seq, 0);
+		it.seq = seq;
+		it.slot = seq & it.q.mask;
+		it.claimed = true;
+	}
+	it.ready = false;
+	if (lane == 0) {
+		for (;;) {
+			uint64_t head, meta;
+			uint32_t quit;
+
+			gnio_shm_dev_status_line_acquire(gnio::status_line(it.q, seq), &head, &meta);
+			if ((uint32_t)head == GNIO_BQ_READY && (uint32_t)(head >> 32) == seq &&
+					(uint32_t)(meta >> 32) == seq) {
+				res = 2;   /* ready */
+				it.nb = GNIO_BQ_META_COUNT((uint32_t)meta);
+				it.rx_port = GNIO_BQ_META_PORT((uint32_t)meta);
+				break;
+			}
+			quit = gnio_shm_dev_flag_load(l.quit);
+			if (quit == GNIO_QUIT_NOW ||
+					(quit != 0 && (int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0)) {
+				res = 1;
+				break;
+			}
+			if (gnio_shm_dev_time_ns() - t0 >= timeout_ns)
+				break;
+			__nanosleep(256);
+		}
+	}
+	res = __shfl_sync(0xffffffffu, res, 0);
+	if (res == 1)
+		return GNIO_ITEM_QUIT;
+	if (res != 0) {
+		it.nb = __shfl_sync(0xffffffffu, it.nb, 0);
+		it.rx_port = (uint16_t)__shfl_sync(0xffffffffu, (uint32_t)it.rx_port, 0);
+		it.tx_port = it.rx_port < l.nb_fwd ? l.fwd[it.rx_port] : it.rx_port;
+		it.ready = true;
+		it.same = true;
+		it.first = 0;
+	}
+	return GNIO_ITEM_OK;
+}
+
+/**
+ * One packet of a ready item (any lane).
+ * @param it the hold (it.ready)
+ * @param i packet index, < it.nb
+ * @return its view: first segment (read and write), lengths, ports, the
+ *   segments after it
+ */
+__device__ __forceinline__ gnio_pkt
+gnio_item_pkt(const gnio_item &it, uint32_t i)
+{
+	const gnio_comm_pkt *pl = it.q.items[it.slot].pkt_list;
+	gnio_pkt pk;
+
+	pk.data = (uint8_t *)pl[i].addr;
+	pk.len = (uint32_t)pl[i].size;
+	pk.pkt_len = it.q.pkt_len[(size_t)it.slot * it.q.max_pkts + i];
+	pk.rx_port = it.rx_port;
+	pk.tx_port = it.tx_port;
+	pk.rsvd = 0;
+	gnio::packet_segs(it.q, it.slot, i, pk);
+	return pk;
+}
+
+/**
+ * Set one packet's verdict (any lane, each packet once).
+ * @param it the hold (it.ready)
+ * @param i packet index, < it.nb
+ * @param v a port to transmit on, or gnio_verdict_drop() (gnio_verdict.h)
+ */
+__device__ __forceinline__ void
+gnio_item_set_verdict(gnio_item &it, uint32_t i, uint16_t v)
+{
+	it.q.verdicts[(size_t)it.slot * it.q.max_pkts + i] = v;
+}
+
+/**
+ * Release a ready item to completion: every lane's packet writes and verdicts
+ * are ordered before DONE (one system-scope release by lane 0). The warp's
+ * claim ends; its next gnio_item_wait() claims a new item.
+ * @param it the hold (it.ready; every packet has its verdict)
+ * @param l the kernel's launch inputs
+ */
+__device__ __forceinline__ void
+gnio_item_release(gnio_item &it, const gnio_cuda_launch &l)
+{
+	gnio::qsync *sy = (gnio::qsync *)l.sync + it.qi;
+
+	__syncwarp();
+	if ((threadIdx.x & 31) == 0) {
+		it.q.item_uniform[it.slot] = 0;
+		gnio_shm_dev_status_release(gnio::status_line(it.q, it.seq), GNIO_BQ_DONE);
+		atomicAdd(&sy->done, 1ull);
+	}
+	it.claimed = false;
+	it.ready = false;
+}
+
+/** A user kernel's launcher: @p blocks x @p threads of kernel @p fn, with the launch inputs. */
+#define GNIO_CUDA_KERNEL(sym, name, help, fn, blocks, threads) \
+	static int \
+	sym ## _launch(const struct gnio_cuda_launch *l, void *stream) \
+	{ \
+		fn<<<(blocks), (threads), 0, (cudaStream_t)stream>>>(*l); \
+		return (int)cudaGetLastError(); \
+	} \
+	static const struct gnio_user_kernel sym = { (name), (help), sym ## _launch }; \
+	static const int sym ## _registered __attribute__((unused)) = gnio_user_kernel_register(&sym);
+
+#endif /* GNIO_ITEM_CUH */

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The CUDA consumers' kernels, as templates on a handler, header-only (the
+ * way CUB and CUTLASS ship): a handler's .cu file includes this header and
+ * makes its handler with GNIO_CUDA_HANDLER() (it runs on the CPU and the GPU)
+ * or GNIO_CUDA_HANDLER_DEVICE() (GPU only). That instantiates, for it, the
+ * persistent kernel, the per-burst and graph-sweep kernels and the staged
+ * kernel, and registers the handler when the object is loaded.
+ *
+ * A handler is a type with
+ *
+ *     __host__ __device__ static uint16_t packet(struct gnio_pkt *pkt, void *state);
+ *
+ * (`__device__` only for GNIO_CUDA_HANDLER_DEVICE()), returning a verdict. It
+ * may instead give a warp-wide function, called by all 32 lanes together with
+ * one packet each (lanes past the item's end with @p valid false):
+ *
+ *     __device__ static uint16_t packet_warp(struct gnio_pkt *pkt, bool valid,
+ *             void *state, unsigned int lane);
+ *
+ * The protocol the kernels follow with the CPU (status lines, sequence
+ * numbers, the dispatcher, exactly once) is described once, in docs/GPU.md.
+ *
+ * Build: nvcc -std=c++17, with the include path of `pkg-config --cflags
+ * libgnio-device` (no DPDK flags reach nvcc).
+ */
+#ifndef GNIO_KERNELS_CUH
+#define GNIO_KERNELS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <type_traits>
+
+#include "../gnio_handler.h"
+#include "../gnio_pkt.h"
+#include "gnio_cuda_launch.h"
+#include "gnio_shm.h"
+
+/// @cond INTERNAL
+/* The kernels' parts: what the macros below instantiate (not an API of their own). */
+namespace gnio {
+
+/* Does handler H give a warp-wide packet function? */
+template <class H, class = void>
+struct has_packet_warp : std::false_type {};
+template <class H>
+struct has_packet_warp<H, decltype((void)&H::packet_warp)> : std::true_type {};
+
+/* The pointers of a queue view, read once (they never change). */
+struct kq {
+	gnio_comm_item *items;
+	uint32_t *status;
+	uint16_t *verdicts;
+	uint16_t *item_port;
+	uint32_t *item_uniform;
+	uint32_t *pkt_len;
+	const gnio_seg *segs;
+	const uint32_t *pkt_segs;
+	uint32_t seg_cap;
+	uint32_t mask;
+	uint32_t max_pkts;
+};
+
+__device__ __forceinline__ kq
+load_q(const gnio_bq_dev *d)
+{
+	kq q;
+
+	q.items = d->items;
+	q.status = d->status;
+	q.verdicts = d->verdicts;
+	q.item_port = d->item_port;
+	q.item_uniform = d->item_uniform;
+	q.pkt_len = d->pkt_len;
+	q.segs = d->segs;
+	q.pkt_segs = d->pkt_segs;
+	q.seg_cap = d->seg_cap;
+	q.mask = d->nb_items - 1;
+	q.max_pkts = d->max_pkts;
+	return q;
+}
+
+/* The status line of item (or slot) @p idx: the first word is the status (gnio_shm.h). */
+__device__ __forceinline__ uint32_t *
+status_line(const kq &q, uint32_t idx)
+{
+	return q.status + (size_t)(idx & q.mask) * GNIO_BQ_STATUS_STRIDE;
+}
+
+/*
+ * Fault injection: spend @p ns more on an item (also while draining at stop),
+ * but stop at once when told to stop now.
+ */
+__device__ __forceinline__ void
+slow_down(uint32_t ns, const uint32_t *quit)
+{
+	while (ns != 0 && gnio_shm_dev_flag_load(quit) != GNIO_QUIT_NOW) {
+		uint32_t s = ns > 1000000 ? 1000000 : ns;
+
+		__nanosleep(s);
+		ns -= s;
+	}
+}
+
+/*
+ * What a kernel reads once into shared memory: the first state_shared bytes
+ * of the handler's state (when the consumer asks: read-only state such as the
+ * built-in engines' context), and the port pairs. Dynamic shared memory of
+ * smem_bytes(l).
+ */
+__host__ __device__ __forceinline__ size_t
+smem_state_bytes(const gnio_cuda_launch &l)
+{
+	return (l.state_shared + 15u) & ~15u;
+}
+
+__host__ __device__ __forceinline__ size_t
+smem_bytes(const gnio_cuda_launch &l)
+{
+	return smem_state_bytes(l) + (l.fwd != NULL ? l.nb_fwd * sizeof(uint16_t) : 0);
+}
+
+struct kstate {
+	void *state;           /* the handler's state (maybe its shared-memory copy) */
+	const uint16_t *fwd;   /* port pairs, NULL when there are none */
+	uint32_t nb_fwd;
+};
+
+/* Copy what the consumer asked for into shared memory, with the whole block. */
+__device__ __forceinline__ kstate
+load_smem(const gnio_cuda_launch &l)
+{
+	extern __shared__ __align__(16) uint8_t gnio_smem[];
+	kstate k = { l.state, NULL, 0 };
+	uint16_t *fwd = (uint16_t *)(gnio_smem + smem_state_bytes(l));
+
+	for (uint32_t b = threadIdx.x; b < l.state_shared; b += blockDim.x)
+		gnio_smem[b] = ((const uint8_t *)l.state)[b];
+	for (uint32_t p = threadIdx.x; l.fwd != NULL && p < l.nb_fwd; p += blockDim.x)
+		fwd[p] = l.fwd[p];
+	__syncthreads();
+	if (l.state_shared != 0)
+		k.state = gnio_smem;
+	if (l.fwd != NULL) {
+		k.fwd = fwd;
+		k.nb_fwd = l.nb_fwd;
+	}
+	return k;
+}
+
+/* The port a packet of @p rx_port goes to by default (its pair). */
+__device__ __forceinline__ uint16_t
+pair_port(const kstate &ks, uint16_t rx_port)
+{
+	return rx_port < ks.nb_fwd ? ks.fwd[rx_port] : rx_port;
+}
+
+/* A chained packet's segments after the first, from the item's segment table. */
+__device__ __forceinline__ void
+packet_segs(const kq &q, uint32_t slot, uint32_t i, gnio_pkt &pk)
+{
+	pk.segs = NULL;
+	pk.nb_segs = 0;
+	if (pk.pkt_len > pk.len && q.pkt_segs != NULL) {
+		uint32_t v = q.pkt_segs[(size_t)slot * q.max_pkts + i];
+
+		pk.segs = q.segs + (size_t)slot * q.seg_cap + GNIO_BQ_SEGS_FIRST(v);
+		pk.nb_segs = (uint16_t)GNIO_BQ_SEGS_COUNT(v);
+	}
+}
+
+/* Handler H on one packet per lane (a warp-wide handler: all lanes together). */
+template <class H>
+__device__ __forceinline__ uint16_t
+lane_packet(gnio_pkt &pk, bool valid, void *state, unsigned int lane)
+{
+	if constexpr (has_packet_warp<H>::value)
+		return H::packet_warp(&pk, valid, state, lane);
+	else
+		return valid ? H::packet(&pk, state) : 0;
+}
+
+/* What the persistent kernel knows of an item before touching host memory. */
+struct known_item {
+	const gnio_comm_pkt *pl;   /* its descriptor array (a table in device memory) */
+	uint32_t meta;             /* GNIO_BQ_META: count and port, as the dispatcher read them */
+};
+
+/*
+ * One warp runs handler H on the READY item at @p slot and marks it DONE.
+ * With @p ph (persistent kernel), adds the time of the item's three phases to
+ * ph[0..2]: first descriptors arrived, handler done, DONE stored.
+ * Memory ordering (docs/GPU.md): each lane writes its packets and verdicts,
+ * __syncwarp() orders them among the warp, and lane 0's release store of DONE
+ * at system scope is cumulative: one fence per item.
+ */
+template <class H>
+__device__ __forceinline__ void
+warp_item(const gnio_cuda_launch &l, const kstate &ks, const kq &q, uint32_t slot,
+		const known_item *known, unsigned int lane, uint64_t *ph)
+{
+	uint64_t t0 = ph != NULL ? gnio_shm_dev_time_ns() : 0, t1 = 0, t2 = 0;
+	gnio_comm_item *it = &q.items[slot];
+	/*
+	 * Loads with no dependence on each other go out together (one PCIe round
+	 * trip): the first 32 descriptors and packet lengths, and, unless the
+	 * persistent kernel's dispatcher already read them with the status, the
+	 * packet count, the port and the descriptor array's address.
+	 */
+	uint32_t nb = known != NULL ? GNIO_BQ_META_COUNT(known->meta) : it->num_pkts;
+	uint16_t rx_port = known != NULL ? GNIO_BQ_META_PORT(known->meta) : q.item_port[slot];
+	uint32_t *status = status_line(q, slot);
+	const gnio_comm_pkt *pl = known != NULL ? known->pl : it->pkt_list;
+	const uint32_t *plens = q.pkt_len + (size_t)slot * q.max_pkts;
+	uint16_t *verd = q.verdicts + (size_t)slot * q.max_pkts;
+	uintptr_t addr0 = 0;
+	uint32_t size0 = 0, plen0 = 0;
+	uint16_t first = 0, tx_port;
+	bool same = true;
+
+	if (lane < q.max_pkts) {
+		addr0 = pl[lane].addr;
+		size0 = (uint32_t)pl[lane].size;
+		plen0 = plens[lane];
+	}
+	tx_port = pair_port(ks, rx_port);
+	if (ph != NULL)
+		t1 = gnio_shm_dev_time_after(nb ^ size0 ^ plen0 ^ (uint32_t)addr0 ^ rx_port);
+	for (uint32_t base = 0; base < nb; base += 32) {
+		uint32_t i = base + lane;
+		bool valid = i < nb;
+		gnio_pkt pk;
+		uint16_t v;
+
+		pk.data = !valid ? NULL : (uint8_t *)(base == 0 ? addr0 : pl[i].addr);
+		pk.len = !valid ? 0 : base == 0 ? size0 : (uint32_t)pl[i].size;
+		pk.pkt_len = !valid ? 0 : base == 0 ? plen0 : plens[i];
+		pk.rx_port = rx_port;
+		pk.tx_port = tx_port;
+		pk.rsvd = 0;
+		packet_segs(q, slot, i, pk);
+		v = lane_packet<H>(pk, valid, ks.state, lane);
+		if (valid)
+			verd[i] = v;
+		if (base == 0)
+			first = __shfl_sync(0xffffffffu, v, 0);
+		if (valid && v != first)
+			same = false;
+	}
+	same = __all_sync(0xffffffffu, same);
+	if (ph != NULL)
+		t2 = gnio_shm_dev_time_after(same);
+	if (l.slow_ns != 0 && lane == 0)
+		slow_down(l.slow_ns, l.quit);
+	if (l.inject_fault && lane == 0) {    /* fault injection: store to an invalid address */
+		gnio_shm_dev_status_release(l.fault_mark, 1);
+		__threadfence_system();
+		gnio_shm_dev_status_release((uint32_t *)(uintptr_t)0x10, 1);
+	}
+	/* Every lane's packet bytes and verdicts are stored before lane 0 publishes them. */
+	__syncwarp();
+	if (lane == 0) {
+		q.item_uniform[slot] = nb != 0 && same && !gnio_verdict_is_drop(first) ?
+			GNIO_BQ_UNIFORM | first : 0u;
+		gnio_shm_dev_status_release(status, GNIO_BQ_DONE);
+		if (ph != NULL) {
+			ph[0] += t1 - t0;
+			ph[1] += t2 - t1;
+			ph[2] += gnio_shm_dev_time_ns() - t2;
+		}
+	}
+}
+
+/* Per-queue words of the persistent kernel, in device memory. */
+struct qsync {
+	uint32_t ready;          /* items below this are READY and acquired (dispatcher writes) */
+	uint32_t pad0[31];
+	uint32_t claim;          /* next item a worker takes */
+	uint32_t pad1[31];
+	uint32_t stop;           /* the dispatcher left: nothing beyond ready will come */
+	uint32_t pad2[31];
+	unsigned long long done; /* user kernels: items released (gnio_item_release) */
+	unsigned long long pad3[15];
+};
+
+/*
+ * The dispatcher warp of queue @p qi: the only poller of host memory. Each
+ * lane reads the first 16 bytes of one item's status line with a system-scope
+ * acquire (status, sequence, count and port: gnio_shm.h); only this lap's
+ * sequence number counts. It polls one item when idle, up to 32 in a row while
+ * it keeps finding them READY; for the READY items at the head it copies count
+ * and port to device memory and publishes "ready up to seq + n" with a
+ * GPU-scope release. It leaves once quit is GNIO_QUIT_DRAIN and every
+ * published item was dispatched, or at once on GNIO_QUIT_NOW, and raises the
+ * queue's stop word. It writes a heartbeat every millisecond.
+ */
+__device__ __forceinline__ void
+dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy, uint32_t *meta,
+		unsigned int lane, uint64_t *prof)
+{
+	const uint32_t first = l.start[qi];
+	uint32_t next = first, width = 1;
+	unsigned int backoff = 0;
+	bool idle = false;
+	uint64_t polls = 0, poll_ns = 0, beat = 0;
+
+	for (;;) {
+		uint64_t t = gnio_shm_dev_time_ns(), head = 0, hmeta = 0;
+		uint32_t want = next + lane, quit = 0, ready, n;
+
+		/* After a poll that found nothing, quit goes out with the next one (same round trip). */
+		if (idle && lane == 0)
+			quit = gnio_shm_dev_flag_load(l.quit);
+		if (lane < width)
+			gnio_shm_dev_status_line_acquire(status_line(q, want), &head, &hmeta);
+		ready = __ballot_sync(0xffffffffu, lane < width && (uint32_t)head == GNIO_BQ_READY &&
+				(uint32_t)(head >> 32) == want && (uint32_t)(hmeta >> 32) == want);
+		/* Items are published in order: take the READY ones at the head. */
+		n = ready == 0xffffffffu ? 32 : __ffs(~ready) - 1;
+		if (lane == 0) {
+			poll_ns += gnio_shm_dev_time_after(ready) - t;
+			polls++;
+			/* Alive, every millisecond: the CPU tells a dead kernel (a fault) from it. */
+			if (l.heartbeat != NULL && t - beat >= 1000000) {
+				beat = t;
+				gnio_shm_dev_counter_store(&l.heartbeat[qi * GNIO_CUDA_HEARTBEAT_STRIDE], t);
+			}
+		}
+		if (n != 0) {
+			if (lane < n)
+				meta[want & q.mask] = (uint32_t)hmeta;
+			__syncwarp();
+			next += n;
+			if (lane == 0)
+				gnio_shm_dev_gpu_release(&sy->ready, next);
+			/* All READY: a backlog, look further ahead next time. */
+			width = n == width ? min(2 * width, 32u) : n + 1;
+			idle = false;
+			backoff = 0;
+			continue;
+		}
+		/* final[] is written before quit: loaded after quit was seen, it is current. */
+		quit = __shfl_sync(0xffffffffu, quit, 0);
+		if (quit == GNIO_QUIT_NOW ||
+				(quit != 0 && (int32_t)(next - gnio_shm_dev_flag_load(&l.final[qi])) >= 0))
+			break;
+		idle = true;
+		width = 1;
+		__nanosleep(backoff);
+		/* At most a millisecond asleep: the heartbeat goes on. */
+		backoff = backoff < min(l.backoff_ns, 1000000u) ? backoff + 32 :
+			min(l.backoff_ns, 1000000u);
+	}
+	if (lane == 0) {
+		gnio_shm_dev_gpu_release(&sy->stop, 1);
+		if (prof != NULL) {
+			prof[GNIO_CUDA_PROF_POLLS] = polls;
+			prof[GNIO_CUDA_PROF_POLL_NS] = poll_ns;
+			prof[GNIO_CUDA_PROF_DISPATCHED] = next - first;
+		}
+	}
+}
+
+/*
+ * The persistent kernel: per queue, one dispatcher warp and warps_per_q
+ * worker warps. A worker claims the next item with an atomic add on a device
+ * counter, waits (in L2, not over PCIe) until the dispatcher has seen it
+ * READY, loads that with GPU-scope acquire (CPU writes -> dispatcher's acquire
+ * -> its release -> worker's acquire: the worker sees descriptors and
+ * packets), runs the handler and stores DONE. Once the dispatcher left and the
+ * CPU said GNIO_QUIT_NOW, a claimed item is left READY (counted as skipped).
+ * At exit, lane 0 of each warp writes its profile (enum gnio_cuda_prof).
+ */
+template <class H>
+__global__ void
+k_persistent(gnio_cuda_launch l)
+{
+	unsigned int gw = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+	unsigned int lane = threadIdx.x & 31;
+	unsigned int per_q = l.warps_per_q + 1;
+	uint64_t t_wait = 0, t_work = 0, items = 0, skipped = 0, ph[3] = {0, 0, 0}, t0;
+	uint64_t *prof = l.prof != NULL ? l.prof + (size_t)GNIO_CUDA_PROF_WORDS * gw : NULL;
+	kstate ks = load_smem(l);
+	uint32_t qi;
+	qsync *sy;
+	kq q;
+
+	if (gw >= l.nb_qs * per_q)
+		return;
+	qi = gw / per_q;
+	q = load_q(l.qs[qi]);
+	sy = (qsync *)l.sync + qi;
+	if (gw % per_q == 0) {
+		dispatcher(l, q, qi, sy, l.meta + (size_t)qi * l.plist_stride, lane, prof);
+		return;
+	}
+	t0 = gnio_shm_dev_time_ns();
+	for (;;) {
+		uint32_t seq = 0, r, slot;
+		unsigned int backoff = 0;
+		uint64_t t1;
+		bool quit = false;
+		known_item k;
+
+		if (lane == 0)
+			seq = atomicAdd(&sy->claim, 1u);
+		seq = __shfl_sync(0xffffffffu, seq, 0);
+		slot = seq & q.mask;
+		/* The slot's descriptor array never moves: fetch its address while waiting. */
+		k.pl = l.plist[(size_t)qi * l.plist_stride + slot];
+		for (;;) {
+			r = gnio_shm_dev_gpu_acquire(&sy->ready);
+			if (l.dbg != NULL && lane == 0) {
+				gnio_shm_dev_status_release(&l.dbg[2 * gw], seq);
+				gnio_shm_dev_status_release(&l.dbg[2 * gw + 1], r);
+			}
+			if ((int32_t)(r - seq) > 0)
+				break;
+			if (gnio_shm_dev_gpu_acquire(&sy->stop) != 0 &&
+					(int32_t)(gnio_shm_dev_gpu_acquire(&sy->ready) - seq) <= 0) {
+				quit = true;
+				break;
+			}
+			/* Spinning here reads L2, not host memory: keep the wake-up short. */
+			__nanosleep(backoff);
+			backoff = backoff < 64 ? backoff + 32 : 64;
+		}
+		t1 = gnio_shm_dev_time_ns();
+		t_wait += t1 - t0;
+		if (quit)
+			break;
+		k.meta = l.meta[(size_t)qi * l.plist_stride + slot];
+		/*
+		 * Once the dispatcher left (stop, in L2), the CPU may have said to stop
+		 * now: then the item stays READY, for the CPU to drop (one read of host
+		 * memory per item, only while stopping).
+		 */
+		if (gnio_shm_dev_gpu_peek(&sy->stop) != 0 &&
+				gnio_shm_dev_flag_load(l.quit) == GNIO_QUIT_NOW) {
+			skipped++;
+			t0 = gnio_shm_dev_time_ns();
+			continue;
+		}
+		warp_item<H>(l, ks, q, slot, &k, lane, ph);
+		t0 = gnio_shm_dev_time_ns();
+		t_work += t0 - t1;
+		items++;
+	}
+	if (lane == 0 && prof != NULL) {
+		prof[GNIO_CUDA_PROF_WAIT_NS] = t_wait;
+		prof[GNIO_CUDA_PROF_WORK_NS] = t_work;
+		prof[GNIO_CUDA_PROF_ITEMS] = items;
+		prof[GNIO_CUDA_PROF_FETCH_NS] = ph[0];
+		prof[GNIO_CUDA_PROF_ENGINE_NS] = ph[1];
+		prof[GNIO_CUDA_PROF_PUBLISH_NS] = ph[2];
+		prof[GNIO_CUDA_PROF_SKIPPED] = skipped;
+	}
+}
+
+/* Per-burst mode: one launch, one warp, one item. */
+template <class H>
+__global__ void
+k_item(gnio_cuda_launch l, uint32_t qi, uint32_t seq)
+{
+	kstate ks = load_smem(l);
+	kq q = load_q(l.qs[qi]);
+
+	warp_item<H>(l, ks, q, seq & q.mask, NULL, threadIdx.x & 31, NULL);
+}
+
+/*
+ * Graph mode: block q runs the READY items of queue q from its cursor, at most
+ * one ring of them, then exits. The bound matters: under load the RX lcore
+ * refills each slot as soon as completion frees it, so "every READY item"
+ * would keep one block running and the graph would never end to serve the
+ * other queues.
+ */
+template <class H>
+__global__ void
+k_sweep(gnio_cuda_launch l)
+{
+	kstate ks = load_smem(l);
+	uint32_t qi = blockIdx.x;
+	unsigned int lane = threadIdx.x & 31;
+	kq q;
+	uint32_t seq, end;
+
+	if (qi >= l.nb_qs)
+		return;
+	q = load_q(l.qs[qi]);
+	seq = l.cursor[qi];
+	end = seq + q.mask + 1;
+	while (seq != end && gnio_shm_dev_status_acquire(status_line(q, seq)) == GNIO_BQ_READY) {
+		warp_item<H>(l, ks, q, seq & q.mask, NULL, lane, NULL);
+		seq++;
+	}
+	if (lane == 0)
+		gnio_shm_dev_status_release(&l.cursor[qi], seq);
+}
+
+/*
+ * Staged mode: the packets of one item were copied whole into device memory
+ * at @p buf (packet i at desc[3i]; its first segment desc[3i+1] bytes, the
+ * packet desc[3i+2]); one lane per packet, warps of 32. The handler sees the
+ * first segment, as on every consumer, and the rest as one segment after it.
+ */
+template <class H>
+__global__ void
+k_staged(void *state, uint16_t tx_port, uint8_t *buf, const uint32_t *desc, uint16_t *verd,
+		uint32_t nb, uint16_t rx_port)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	bool valid = i < nb;
+	gnio_pkt pk;
+	gnio_seg rest;
+	uint16_t v;
+
+	pk.data = valid ? buf + desc[3 * i] : NULL;
+	pk.len = valid ? desc[3 * i + 1] : 0;
+	pk.pkt_len = valid ? desc[3 * i + 2] : 0;
+	pk.rx_port = rx_port;
+	pk.tx_port = tx_port;
+	pk.rsvd = 0;
+	rest.addr = pk.data + pk.len;
+	rest.len = pk.pkt_len - pk.len;
+	rest.rsvd = 0;
+	pk.segs = &rest;
+	pk.nb_segs = pk.pkt_len > pk.len ? 1 : 0;
+	v = lane_packet<H>(pk, valid, state, threadIdx.x & 31);
+	if (valid)
+		verd[i] = v;
+}
+
+/* The launchers of handler H's kernels (host code, in the handler's translation unit). */
+template <class H>
+struct launchers {
+	static int
+	persistent(const gnio_cuda_launch *l, unsigned int blocks, void *stream)
+	{
+		k_persistent<H><<<blocks, GNIO_CUDA_PERSISTENT_THREADS, smem_bytes(*l),
+			(cudaStream_t)stream>>>(*l);
+		return (int)cudaGetLastError();
+	}
+
+	static int
+	item(const gnio_cuda_launch *l, uint32_t q, uint32_t seq, void *stream)
+	{
+		k_item<H><<<1, 32, smem_bytes(*l), (cudaStream_t)stream>>>(*l, q, seq);
+		return (int)cudaGetLastError();
+	}
+
+	static int
+	sweep(const gnio_cuda_launch *l, void *stream)
+	{
+		k_sweep<H><<<l->nb_qs, 32, smem_bytes(*l), (cudaStream_t)stream>>>(*l);
+		return (int)cudaGetLastError();
+	}
+
+	static int
+	staged(void *state, uint8_t *buf, const uint32_t *desc, uint16_t *verd, uint32_t nb,
+			uint16_t rx_port, uint16_t tx_port, void *stream)
+	{
+		unsigned int threads = 128, blocks = (nb + threads - 1) / threads;
+
+		k_staged<H><<<blocks, threads, 0, (cudaStream_t)stream>>>(state, tx_port, buf, desc,
+				verd, nb, rx_port);
+		return (int)cudaGetLastError();
+	}
+
+	static uint32_t
+	host_item(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port,
+			uint16_t *verdicts, void *state)
+	{
+		GNIO_HOST_ITEM_BODY(H::packet)
+	}
+};
+
+} /* namespace gnio */
+/// @endcond
+
+/** The kernels of handler type @p H, as libgnio's consumers launch them. */
+#define GNIO_CUDA_KERNELS_OF(H) { gnio::launchers<H>::persistent, gnio::launchers<H>::item, \
+	gnio::launchers<H>::sweep, gnio::launchers<H>::staged }
+
+/**
+ * Make handler type @p H (packet() is __host__ __device__) a handler named
+ * @p name that runs on the CPU and on the GPU; registered when the object is
+ * loaded. @p sym names the objects the macro defines.
+ */
+#define GNIO_CUDA_HANDLER(sym, name, help, H) \
+	static const struct gnio_cuda_kernels sym ## _kernels = GNIO_CUDA_KERNELS_OF(H); \
+	static const struct gnio_handler sym = { (name), (help), 0, \
+		gnio::launchers<H>::host_item, &sym ## _kernels }; \
+	static const int sym ## _registered __attribute__((unused)) = gnio_handler_register(&sym);
+
+/** The same for a handler whose packet() is __device__ only: it runs only on the GPU. */
+#define GNIO_CUDA_HANDLER_DEVICE(sym, name, help, H) \
+	static const struct gnio_cuda_kernels sym ## _kernels = GNIO_CUDA_KERNELS_OF(H); \
+	static const struct gnio_handler sym = { (name), (help), 0, NULL, &sym ## _kernels }; \
+	static const int sym ## _registered __attribute__((unused)) = gnio_handler_register(&sym);
+
+#endif /* GNIO_KERNELS_CUH */

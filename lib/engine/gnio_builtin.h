@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The built-in engines as handlers (internal). Their state is the engine
+ * context (struct gnio_eng_ctx), which the pipeline makes.
+ */
+#ifndef GNIO_BUILTIN_H
+#define GNIO_BUILTIN_H
+
+#include "gnio_handler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Register the built-in handlers (once; later calls do nothing). Called by
+ * the handler lookups: a direct call, so a static link keeps them.
+ */
+void gnio_builtin_init(void);
+
+/** The engine id (enum gnio_engine_id) of a built-in handler, or -1 for another handler. */
+int gnio_builtin_engine(const struct gnio_handler *h);
+
+/**
+ * The CUDA kernels of built-in engine @p id (enum gnio_engine_id), from
+ * drivers/consumer/cuda/builtin_kernels.cu; NULL in a build without CUDA.
+ */
+const struct gnio_cuda_kernels *gnio_builtin_cuda(unsigned int id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNIO_BUILTIN_H */

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Policy: from the application's struct gnio_conf to the configuration in
+ * effect. Which ports; which GPU for each port (auto: the CUDA GPU nearest to
+ * it over PCIe, else the host GPU device, created on demand); the consumer,
+ * the memory mode and the item size by default; the handler; every value
+ * checked, with a one-line reason naming the option. And each port's data
+ * path in effect, as a record.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_gpudev.h>
+
+#include "gnio_builtin.h"
+#include "gnio_engine_list.h"
+#include "gnio_gpu_cuda.h"
+#include "gnio_topo.h"
+#include "pipeline_priv.h"
+
+void
+gnio_conf_defaults(struct gnio_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->ports.nb_rxq = 1;
+	c->ports.nb_txq = 1;
+	c->ports.nb_rxd = 1024;
+	c->ports.nb_txd = 1024;
+	c->rx.burst = 32;
+	c->rx.nb_cores = 1;
+	c->rx.txpkts = 64;
+	c->rx.overload = GNIO_OVERLOAD_DROP;
+	c->queue.ring_items = 64;
+	c->mem.mode = GNIO_MEM_AUTO;
+	c->mem.mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+	c->consumer.handler = "io";
+	c->consumer.completion = GNIO_COMPLETION_AUTO;
+	c->consumer.stall_ms = 1000;
+	c->consumer.drain_ms = 5000;
+}
+
+const char *
+pl_port_name(uint16_t port)
+{
+	static char names[RTE_MAX_ETHPORTS][RTE_ETH_NAME_MAX_LEN];
+
+	if (port >= RTE_MAX_ETHPORTS)
+		return "?";
+	if (rte_eth_dev_get_name_by_port(port, names[port]) != 0)
+		snprintf(names[port], sizeof(names[port]), "port%u", port);
+	return names[port];
+}
+
+static int16_t
+pl_gpu_by_name(const char *name)
+{
+	struct rte_gpu_info info;
+	int16_t id;
+
+	RTE_GPU_FOREACH(id) {
+		if (rte_gpu_info_get(id, &info) == 0 && strcmp(info.name, name) == 0)
+			return id;
+	}
+	return -1;
+}
+
+/* The host GPU device gnio_host0, created on demand; -1 if it cannot be. */
+static int16_t
+pl_gpu_host(void)
+{
+	int16_t id = pl_gpu_by_name("gnio_host0");
+
+	if (id < 0 && rte_vdev_init("gnio_host0", NULL) == 0)
+		id = pl_gpu_by_name("gnio_host0");
+	return id;
+}
+
+static bool
+pl_gpu_is_cuda(int16_t id)
+{
+	struct rte_gpu_info info;
+
+	return rte_gpu_info_get(id, &info) == 0 && strncmp(info.name, "gnio_cuda", 9) == 0;
+}
+
+/*
+ * "auto": a gpudev device the EAL already has (a real GPU first), else the
+ * CUDA GPUs (gnio_cuda creates one device per GPU), else the host device.
+ */
+static int16_t
+pl_gpu_auto(void)
+{
+	struct rte_gpu_info info;
+	int16_t id, host = -1;
+
+	RTE_GPU_FOREACH(id) {
+		if (rte_gpu_info_get(id, &info) != 0 || info.parent != RTE_GPU_ID_NONE)
+			continue;
+		if (strncmp(info.name, "gnio_host", 9) == 0) {
+			host = host < 0 ? id : host;
+			continue;
+		}
+		return id;
+	}
+	if (rte_vdev_init("gnio_cuda", NULL) == 0) {
+		RTE_GPU_FOREACH(id) {
+			if (pl_gpu_is_cuda(id))
+				return id;
+		}
+	}
+	return host >= 0 ? host : pl_gpu_host();
+}
+
+/* PCI address of an ethdev port, or "" for a virtual one. */
+static void
+pl_port_bdf(uint16_t port, char *bdf, size_t len)
+{
+	struct rte_eth_dev_info di;
+
+	bdf[0] = '\0';
+	if (rte_eth_dev_info_get(port, &di) == 0 && di.device != NULL &&
+			strcmp(rte_bus_name(rte_dev_bus(di.device)), "pci") == 0)
+		snprintf(bdf, len, "%s", rte_dev_name(di.device));
+}
+
+/* PCIe distance between a port and a GPU, or -1 when either is not a PCI device here. */
+static int
+pl_distance(const struct gnio_topo *t, uint16_t port, int16_t gpu)
+{
+	char pb[32], gb[32];
+	int a, b;
+
+	pl_port_bdf(port, pb, sizeof(pb));
+	if (pb[0] == '\0' || gnio_gpu_cuda_pci_addr(gpu, gb, sizeof(gb)) != 0)
+		return -1;
+	a = gnio_topo_find(t, pb);
+	b = gnio_topo_find(t, gb);
+	return a < 0 || b < 0 ? -1 : (int)gnio_topo_distance(t, a, b);
+}
+
+/* Of the CUDA GPUs, the one nearest (PCIe) to @p port; @p dflt when none is nearer. */
+static int16_t
+pl_gpu_nearest(const struct gnio_topo *t, uint16_t port, int16_t dflt)
+{
+	int16_t id, best = dflt;
+	int bd = INT32_MAX;
+
+	RTE_GPU_FOREACH(id) {
+		int d;
+
+		if (!pl_gpu_is_cuda(id))
+			continue;
+		d = pl_distance(t, port, id);
+		if (d >= 0 && d < bd) {
+			bd = d;
+			best = id;
+		}
+	}
+	return best;
+}
+
+#define PL_FAILV(errnum, ...) do { \
+	snprintf(err, err_len, __VA_ARGS__); \
+	return -(errnum); \
+} while (0)
+
+/* Which ports, each checked. */
+static int
+pl_resolve_ports(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_t err_len)
+{
+	uint16_t port;
+
+	if (c->ports.nb == 0) {
+		RTE_ETH_FOREACH_DEV(port) {
+			if (pc->nb_ports < GNIO_MAX_PORTS && port < GNIO_MAX_PORTS)
+				pc->ports[pc->nb_ports++] = port;
+		}
+	} else {
+		if (c->ports.ids == NULL)
+			PL_FAILV(EINVAL, "ports.nb is %u and ports.ids is NULL", c->ports.nb);
+		if (c->ports.nb > GNIO_MAX_PORTS)
+			PL_FAILV(EINVAL, "ports.nb=%u: gnio is built for %u ports (-Dmax_ports)", c->ports.nb,
+					GNIO_MAX_PORTS);
+		for (uint16_t i = 0; i < c->ports.nb; i++)
+			pc->ports[pc->nb_ports++] = c->ports.ids[i];
+	}
+	if (pc->nb_ports == 0)
+		PL_FAILV(EINVAL, "no ports: give the EAL a device (--vdev, -a) and check ports.ids (--portmask)");
+	for (uint16_t i = 0; i < pc->nb_ports; i++) {
+		if (!rte_eth_dev_is_valid_port(pc->ports[i]))
+			PL_FAILV(ENODEV, "port %u does not exist", pc->ports[i]);
+		if (pc->ports[i] >= GNIO_MAX_PORTS)
+			PL_FAILV(EINVAL, "port %u: gnio is built for port ids below %u (-Dmax_ports)",
+					pc->ports[i], GNIO_MAX_PORTS);
+		for (uint16_t k = 0; k < i; k++)
+			if (pc->ports[k] == pc->ports[i])
+				PL_FAILV(EINVAL, "port %u given twice", pc->ports[i]);
+	}
+	for (uint16_t i = 0; i < c->ports.nb_peers; i++) {
+		const struct gnio_port_peer *pp = &c->ports.peers[i];
+		bool used = false;
+
+		for (uint16_t k = 0; k < pc->nb_ports; k++)
+			used |= pc->ports[k] == pp->port;
+		if (!used)
+			PL_FAILV(EINVAL, "ports.peers (--eth-peer=%u,...): port %u is not in use (%u ports: "
+					"give the EAL its device, check --portmask)", pp->port, pp->port,
+					pc->nb_ports);
+		pc->peer_set[pp->port] = true;
+		memcpy(pc->peer[pp->port].addr_bytes, pp->mac, 6);
+	}
+	return 0;
+}
+
+/* Which GPU for each port: the map first, then the one asked for, or the nearest CUDA GPU. */
+static int
+pl_resolve_gpus(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_t err_len)
+{
+	const char *want = c->gpu.name != NULL ? c->gpu.name : "auto";
+	bool is_auto = strcmp(want, "auto") == 0;
+	struct gnio_topo topo;
+	int16_t id;
+
+	if (want[0] == '\0')
+		PL_FAILV(EINVAL, "gpu.name (--gpu) is empty: auto, host or a gpudev name");
+	if (strcmp(want, "host") == 0)
+		id = pl_gpu_host();
+	else if (is_auto)
+		id = pl_gpu_auto();
+	else
+		id = pl_gpu_by_name(want);
+	if (id < 0)
+		PL_FAILV(ENOENT, strcmp(want, "host") == 0 ?
+				"gpu.name (--gpu=host): cannot create the host GPU device gnio_host0" :
+				"gpu.name (--gpu=%s): no such GPU (auto, host, or a gpudev device name)", want);
+	pc->gpu_id = id;
+	for (uint16_t i = 0; i < GNIO_MAX_PORTS; i++)
+		pc->port_gpu[i] = id;
+	/* Several CUDA GPUs: each PCI port on the GPU nearest to it. */
+	if (is_auto && pl_gpu_is_cuda(id)) {
+		gnio_topo_scan(&topo, "/sys", "/proc");
+		pc->gpu_id = pl_gpu_nearest(&topo, pc->ports[0], id);
+		for (uint16_t i = 0; i < pc->nb_ports; i++)
+			pc->port_gpu[pc->ports[i]] = c->gpu.nb_map != 0 ? pc->gpu_id :
+				pl_gpu_nearest(&topo, pc->ports[i], pc->gpu_id);
+		gnio_topo_release(&topo);
+	}
+	for (uint16_t i = 0; i < c->gpu.nb_map; i++) {
+		const struct gnio_port_gpu *m = &c->gpu.map[i];
+		bool used = false;
+
+		for (uint16_t k = 0; k < pc->nb_ports; k++)
+			used |= pc->ports[k] == m->port;
+		if (!used)
+			PL_FAILV(EINVAL, "gpu.map (--gpu-map): port %u is not in use (--portmask, EAL devices)",
+					m->port);
+		if (m->gpu == NULL)
+			PL_FAILV(EINVAL, "gpu.map (--gpu-map): port %u: no GPU named", m->port);
+		id = strcmp(m->gpu, "host") == 0 ? pl_gpu_host() : pl_gpu_by_name(m->gpu);
+		if (id < 0)
+			PL_FAILV(ENOENT, "gpu.map (--gpu-map): no GPU named %s", m->gpu);
+		pc->port_gpu[m->port] = id;
+	}
+	return 0;
+}
+
+int
+pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_workers, char *err,
+		size_t err_len)
+{
+	struct pl_conf *pc = &p->conf;
+	const struct gnio_consumer_ops *ops;
+	bool any_cuda = false;
+	char why[160];
+	int ret;
+
+	memset(pc, 0, sizeof(*pc));
+	ret = pl_resolve_ports(pc, c, err, err_len);
+	if (ret == 0)
+		ret = pl_resolve_gpus(pc, c, err, err_len);
+	if (ret != 0)
+		return ret;
+	pc->nb_rxq = c->ports.nb_rxq;
+	pc->nb_txq = c->ports.nb_txq;
+	pc->nb_rxd = c->ports.nb_rxd;
+	pc->nb_txd = c->ports.nb_txd;
+	pc->burst = c->rx.burst;
+	pc->nb_cores = c->rx.nb_cores;
+	pc->rx_pps = c->rx.rx_pps;
+	pc->max_packets = c->rx.max_packets;
+	pc->overload = c->rx.overload;
+	pc->prefill_len = c->rx.prefill_len;
+	pc->txpkts = c->rx.txpkts;
+	pc->item_pkts = c->queue.item_pkts;
+	pc->ring_items = c->queue.ring_items;
+	pc->flush_us = c->queue.flush_us;
+	pc->nb_mbufs = c->mem.nb_mbufs;
+	pc->mbuf_size = c->mem.mbuf_size;
+	pc->split_hdr = c->mem.split_hdr;
+	pc->completion = c->consumer.completion;
+	pc->stall_ms = c->consumer.stall_ms;
+	pc->drain_ms = c->consumer.drain_ms;
+	pc->cuda_warps = c->consumer.cuda_warps;
+	pc->cuda_backoff_ns = c->consumer.cuda_backoff_ns;
+	pc->state = c->consumer.state;
+	pc->kernel = c->consumer.kernel;
+	pc->slow_consumer_us = c->debug.slow_consumer_us;
+	pc->inject_fault = c->debug.inject_fault;
+	pc->cuda_trace = c->debug.cuda_trace;
+
+	if ((unsigned int)c->mem.mode > GNIO_MEM_AUTO)
+		PL_FAILV(EINVAL, "mem.mode %d: not an enum gnio_mem_mode", (int)c->mem.mode);
+	if ((unsigned int)pc->overload > GNIO_OVERLOAD_BACKPRESSURE)
+		PL_FAILV(EINVAL, "rx.overload %d: not an enum gnio_overload", (int)pc->overload);
+	if ((unsigned int)pc->completion > GNIO_COMPLETION_LCORE)
+		PL_FAILV(EINVAL, "consumer.completion %d: not an enum gnio_completion",
+				(int)pc->completion);
+	if (pc->nb_rxq == 0 || pc->nb_txq == 0 || pc->nb_rxd == 0 || pc->nb_txd == 0)
+		PL_FAILV(EINVAL, "ports.nb_rxq, nb_txq, nb_rxd and nb_txd must be at least 1");
+	if (pc->burst == 0 || pc->burst > RTE_GPU_COMM_LIST_PKTS_MAX)
+		PL_FAILV(EINVAL, "rx.burst (--burst) must be 1..%u", RTE_GPU_COMM_LIST_PKTS_MAX);
+	if (pc->item_pkts == 0)
+		pc->item_pkts = (uint16_t)RTE_MIN(4u * pc->burst, (unsigned int)RTE_GPU_COMM_LIST_PKTS_MAX);
+	if (pc->item_pkts < pc->burst || pc->item_pkts > RTE_GPU_COMM_LIST_PKTS_MAX)
+		PL_FAILV(EINVAL, "queue.item_pkts (--item-pkts) must be %u..%u (at least rx.burst)", pc->burst,
+				RTE_GPU_COMM_LIST_PKTS_MAX);
+	if (pc->ring_items < 2 || !rte_is_power_of_2(pc->ring_items))
+		PL_FAILV(EINVAL, "queue.ring_items (--ring-items) must be a power of two >= 2");
+	if (pc->nb_cores == 0 || pc->nb_cores > nb_workers)
+		PL_FAILV(EINVAL, "rx.nb_cores (--nb-cores=%u): the EAL gave %u worker lcores (-l)", pc->nb_cores,
+				nb_workers);
+	if ((uint32_t)pc->nb_ports * pc->nb_rxq > PL_MAX_QUEUES)
+		PL_FAILV(EINVAL, "too many RX queues (%u ports x %u), at most %u", pc->nb_ports,
+				pc->nb_rxq, PL_MAX_QUEUES);
+
+	/* The consumer: a CUDA persistent kernel on a CUDA GPU, else the host worker. */
+	for (uint16_t i = 0; i < pc->nb_ports; i++)
+		any_cuda |= pl_gpu_is_cuda(pc->port_gpu[pc->ports[i]]);
+	pc->consumer = c->consumer.name != NULL ? c->consumer.name :
+		any_cuda && gnio_consumer_exists("cuda") ? "cuda" : "host";
+	ops = gnio_consumer_find(pc->consumer);
+	if (ops == NULL)
+		PL_FAILV(ENOENT, "consumer.name (--consumer=%s): not built in (have: %s)", pc->consumer,
+				gnio_consumer_names());
+	p->ops = ops;
+	/* The handler. */
+	p->handler_name = c->consumer.handler != NULL ? c->consumer.handler : "io";
+	pc->handler = gnio_handler_find(p->handler_name);
+	if (pc->handler == NULL)
+		PL_FAILV(ENOENT, "consumer.handler (--forward-mode=%s): no such handler (have: %s)", p->handler_name,
+				gnio_handler_names());
+	ret = pl_handler_check(pc, pc->handler, err, err_len);
+	if (ret != 0)
+		return ret;
+	/* Packet memory: the GPU must read it (pinned) unless the consumer copies, or is a CPU. */
+	pc->mem = c->mem.mode != GNIO_MEM_AUTO ? c->mem.mode :
+		ops->gpu && !ops->copies ? GNIO_MEM_PINNED : GNIO_MEM_HOST;
+	if (ops->gpu && !ops->copies && pc->mem == GNIO_MEM_HOST)
+		PL_FAILV(EINVAL, "consumer %s cannot read host memory (not registered with the GPU): "
+				"mem.mode must be pinned or gpu (--mem=pinned)", pc->consumer);
+	/* A port that cannot do what the memory mode needs is refused before anything is made. */
+	for (uint16_t i = 0; pc->mem == GNIO_MEM_GPU && i < pc->nb_ports; i++)
+		if (gnio_mem_port_dma_check(pc->ports[i], why, sizeof(why)) != 0)
+			PL_FAILV(ENOTSUP, "mem.mode (--mem=gpu): port %u (%s): %s; use pinned (--mem=pinned)", pc->ports[i],
+					pl_port_name(pc->ports[i]), why);
+	return 0;
+}
+
+int
+pl_handler_check(const struct pl_conf *pc, const struct gnio_handler *h, char *err,
+		size_t err_len)
+{
+	const struct gnio_consumer_ops *ops = gnio_consumer_find(pc->consumer);
+
+	if (ops != NULL && !ops->gpu && h->host_item == NULL)
+		PL_FAILV(ENOTSUP, "handler %s has no CPU code: use a CUDA consumer (consumer.name, --consumer)",
+				h->name);
+	if (ops != NULL && ops->gpu && h->cuda == NULL)
+		PL_FAILV(ENOTSUP, "handler %s has no GPU code: use consumer.name host (--consumer)", h->name);
+	if ((h->flags & GNIO_HANDLER_GENERATES) && pc->txpkts < GNIO_TXONLY_MIN_LEN)
+		PL_FAILV(EINVAL, "rx.txpkts (--txpkts) must be at least %u for %s", GNIO_TXONLY_MIN_LEN, h->name);
+	if ((h->flags & GNIO_HANDLER_GENERATES) && pc->txpkts > pc->mbuf_size - RTE_PKTMBUF_HEADROOM)
+		PL_FAILV(EINVAL, "rx.txpkts (--txpkts=%u) does not fit mem.mbuf_size (--mbuf-size=%u)", pc->txpkts, pc->mbuf_size);
+	return 0;
+}
+
+void
+pl_datapath(struct gnio_pipeline *p, uint16_t i, const struct gnio_topo *topo)
+{
+	const struct pl_conf *c = &p->conf;
+	struct gnio_datapath *dp = &p->datapath[i];
+	uint16_t port = c->ports[i];
+	struct rte_gpu_info gi;
+
+	memset(dp, 0, sizeof(*dp));
+	dp->port = port;
+	snprintf(dp->port_name, sizeof(dp->port_name), "%s", pl_port_name(port));
+	dp->mem = c->mem;
+	dp->gpu_id = c->port_gpu[port];
+	if (rte_gpu_info_get(dp->gpu_id, &gi) == 0)
+		snprintf(dp->gpu_name, sizeof(dp->gpu_name), "%s", gi.name);
+	dp->pcie_distance = topo != NULL ? pl_distance(topo, port, dp->gpu_id) : -1;
+	switch (c->mem) {
+	case GNIO_MEM_GPU:
+		dp->gpudirect = true;
+		break;
+	case GNIO_MEM_PINNED:
+		if (gnio_mem_port_dma_check(port, dp->reason, sizeof(dp->reason)) == 0)
+			snprintf(dp->reason, sizeof(dp->reason), "--mem=gpu would use gpudirect");
+		break;
+	case GNIO_MEM_HOST:
+		snprintf(dp->reason, sizeof(dp->reason), "not registered with the GPU");
+		break;
+	case GNIO_MEM_AUTO:
+		break;
+	}
+}
+
+int
+gnio_pipeline_datapath(const struct gnio_pipeline *p, uint16_t i, struct gnio_datapath *dp)
+{
+	if (p == NULL || dp == NULL || i >= p->conf.nb_ports)
+		return -EINVAL;
+	*dp = p->datapath[i];
+	return 0;
+}
+
+int
+gnio_datapath_format(const struct gnio_datapath *dp, char *buf, size_t len)
+{
+	static const char *const what[] = {
+		[GNIO_MEM_HOST] = "host memory",
+		[GNIO_MEM_PINNED] = "pinned host memory",
+		[GNIO_MEM_GPU] = "gpudirect, packet data in GPU memory",
+		[GNIO_MEM_AUTO] = "?",
+	};
+
+	return snprintf(buf, len, "port %u (%s) -> %s: %s%s%s%s%s", dp->port, dp->port_name,
+			dp->gpu_name, what[dp->mem & 3], dp->reason[0] ? ", " : "", dp->reason,
+			dp->pcie_distance >= 0 ? "; PCIe distance " : "",
+			dp->pcie_distance >= 0 ?
+			gnio_topo_dist_name((enum gnio_topo_dist)dp->pcie_distance) : "");
+}

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The library's pure parts and its registries: placement of RX queues,
+ * consumers and completion on made-up lcores and NUMA nodes (pl_place);
+ * the latency histogram's buckets, merge and quantiles; memory modes by
+ * name; the consumer, handler and user-kernel registries (names, lookups,
+ * refusals); and gnio_pipeline_create() through the public API on net_null
+ * ports: defaults resolved, every bad configuration refused with rte_errno
+ * and a one-line reason that names what is wrong.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include <rte_ethdev.h>
+
+#include "gnio_config.h"
+#include "gnio_test.h"
+#include "pipeline_priv.h"
+
+/* ---- placement ---- */
+
+static unsigned int
+no_step(struct gnio_consumer *c)
+{
+	(void)c;
+	return 0;
+}
+
+/* What placement reads of a consumer: whether a lcore steps it (host, cuda-burst, ...). */
+static const struct gnio_consumer_ops kernel_like = { .name = "kernel-like" };
+static const struct gnio_consumer_ops stepped = { .name = "stepped", .step = no_step };
+
+/* A pipeline with only what placement reads: @p nb_rxq queues, their NUMA nodes. */
+static struct gnio_pipeline *
+fake(uint16_t nb_cores, enum gnio_completion comp, const struct gnio_consumer_ops *ops,
+		uint16_t nb_gpu, const int *q_socket, uint16_t nb_rxq)
+{
+	struct gnio_pipeline *p = calloc(1, sizeof(*p));
+
+	REQUIRE(p != NULL);
+	p->conf.nb_cores = nb_cores;
+	p->conf.completion = comp;
+	p->ops = ops;
+	p->nb_gpu = nb_gpu;
+	for (uint16_t g = 0; g < nb_gpu; g++)
+		p->gpu[g].gpu_id = (int16_t)g;
+	for (uint16_t i = 0; i < nb_rxq; i++) {
+		p->rxq[i].port = (uint16_t)(200 + i / 2);   /* no such ethdev: named "portN" */
+		p->rxq[i].queue = i % 2;
+		p->rxq[i].socket = q_socket[i];
+		p->rxq[i].gpu = (uint16_t)(i % nb_gpu);
+	}
+	p->nb_rxq_total = nb_rxq;
+	return p;
+}
+
+static bool
+noted(const struct gnio_pipeline *p, const char *what)
+{
+	for (unsigned int i = 0; i < p->nb_notes; i++)
+		if (strstr(p->notes[i], what) != NULL)
+			return true;
+	return false;
+}
+
+static void
+test_place(void)
+{
+	static const unsigned int w[] = { 10, 11, 12, 13, 14, 15 };
+	static const int s01[] = { 0, 1, 0, 1, 0, 1 };
+	static const int s00[] = { 0, 0, 0, 0, 0, 0 };
+	static const int q_numa[] = { 0, 0, 1, 1 };
+	static const int q_any[] = { -1, -1, -1, -1, -1 };
+	static const int q_far[] = { 1, 1 };
+	struct gnio_pipeline *p;
+	char err[160];
+
+	/* Each port's queues go to an RX lcore on its NUMA node; persistent kernel: no consumer
+	 * lcore; completion on the first spare lcore, with every queue. */
+	p = fake(2, GNIO_COMPLETION_AUTO, &kernel_like, 1, q_numa, 4);
+	CHECK(pl_place(p, w, s01, 6, err, sizeof(err)) == 0);
+	CHECK(p->rxq[0].lcore == 10 && p->rxq[1].lcore == 10);
+	CHECK(p->rxq[2].lcore == 11 && p->rxq[3].lcore == 11);
+	CHECK(p->nb_notes == 0);
+	CHECK(p->nb_lc == 3 && p->nb_comp == 1 && p->comp[0].nb_bq == 4);
+	CHECK(p->lc[2].lcore_id == 12 && p->lc[2].comp == &p->comp[0] && p->lc[2].nb_rxq == 0);
+	free(p);
+
+	/* No NUMA preference: balanced, the lcores in turn. */
+	p = fake(2, GNIO_COMPLETION_RX, &kernel_like, 1, q_any, 5);
+	CHECK(pl_place(p, w, s00, 2, err, sizeof(err)) == 0);
+	CHECK(p->lc[0].nb_rxq == 3 && p->lc[1].nb_rxq == 2);
+	/* Completion on the RX lcores: a shard each, with its own queues and TX queue index. */
+	CHECK(p->nb_comp == 2 && p->comp[0].nb_bq == 3 && p->comp[1].nb_bq == 2);
+	CHECK(p->comp[0].txq == 0 && p->comp[1].txq == 1);
+	free(p);
+
+	/* A port on NUMA 1, lcores only on NUMA 0: placed anyway, with a note that says so. */
+	p = fake(1, GNIO_COMPLETION_AUTO, &kernel_like, 1, q_far, 2);
+	CHECK(pl_place(p, w, s00, 1, err, sizeof(err)) == 0);
+	CHECK(p->rxq[0].lcore == 10 && noted(p, "crosses the inter-socket link"));
+	/* Nothing spare: each RX lcore completes its own. */
+	CHECK(p->nb_comp == 1 && p->lc[0].comp == &p->comp[0]);
+	free(p);
+
+	/* A host-stepped consumer per GPU gets a lcore of its own, then completion the next. */
+	p = fake(1, GNIO_COMPLETION_AUTO, &stepped, 2, q_any, 2);
+	CHECK(pl_place(p, w, s00, 4, err, sizeof(err)) == 0);
+	CHECK(p->nb_lc == 4);
+	CHECK(p->lc[1].lcore_id == 11 && p->lc[1].nb_cons == 1 && p->lc[1].cons[0] == &p->gpu[0].consumer);
+	CHECK(p->lc[2].lcore_id == 12 && p->lc[2].cons[0] == &p->gpu[1].consumer);
+	CHECK(p->lc[3].lcore_id == 13 && p->lc[3].comp != NULL && p->nb_comp == 1);
+	CHECK(!noted(p, "shares lcore"));
+	free(p);
+
+	/* Too few lcores: the consumers share, and say so. */
+	p = fake(1, GNIO_COMPLETION_AUTO, &stepped, 2, q_any, 2);
+	CHECK(pl_place(p, w, s00, 2, err, sizeof(err)) == 0);
+	CHECK(noted(p, "shares lcore") && p->nb_comp == 1 && p->lc[0].comp != NULL);
+	free(p);
+
+	/* --completion=lcore without a spare lcore: refused, with how many it needs. */
+	p = fake(2, GNIO_COMPLETION_LCORE, &stepped, 1, q_any, 2);
+	err[0] = '\0';
+	CHECK(pl_place(p, w, s00, 3, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "needs 4 worker lcores, the EAL gave 3") != NULL);
+	free(p);
+
+	/* More RX queues than one lcore can poll. */
+	{
+		static int many[PL_MAX_RXQ_PER_LCORE + 1];
+
+		for (unsigned int i = 0; i < RTE_DIM(many); i++)
+			many[i] = -1;
+		p = fake(1, GNIO_COMPLETION_RX, &kernel_like, 1, many, RTE_DIM(many));
+		CHECK(pl_place(p, w, s00, 1, err, sizeof(err)) == -EINVAL);
+		CHECK(strstr(err, "too many RX queues") != NULL);
+		free(p);
+	}
+}
+
+/* ---- histogram ---- */
+
+static void
+test_hist(void)
+{
+	static struct gnio_hist a, b;
+
+	CHECK(gnio_hist_quantile(&a, 0.5) == 0);
+	/* Buckets: exact below 16, then 16 per power of two, each value in the bucket it names. */
+	for (uint64_t v = 0; v < 16; v++)
+		CHECK(gnio_hist_bucket(v) == v && gnio_hist_bucket_low((unsigned int)v) == v);
+	for (uint64_t v = 16; v < 100000; v = v * 5 / 4 + 1) {
+		unsigned int k = gnio_hist_bucket(v);
+
+		CHECK(gnio_hist_bucket_low(k) <= v && v < gnio_hist_bucket_low(k + 1));
+		CHECK((v - gnio_hist_bucket_low(k)) * 16 < v);
+	}
+	CHECK(gnio_hist_bucket(UINT64_MAX) < GNIO_HIST_BUCKETS);
+	/* 1..1000 in two halves, merged: count, sum, max, and quantiles within 1/16. */
+	for (uint64_t v = 1; v <= 1000; v++)
+		gnio_hist_add(v % 2 ? &a : &b, v);
+	gnio_hist_merge(&a, &b);
+	CHECK(a.count == 1000 && a.sum == 500500 && a.max == 1000);
+	for (int q = 1; q <= 9; q++) {
+		double want = q * 100.0, got = (double)gnio_hist_quantile(&a, q / 10.0);
+
+		CHECK(got > want * 15 / 16 - 1 && got < want * 17 / 16 + 1);
+	}
+	CHECK(gnio_hist_quantile(&a, 1.0) <= 1000 && gnio_hist_quantile(&a, 1.0) > 930);
+}
+
+/* ---- names and registries ---- */
+
+static uint16_t
+count_udp(struct gnio_pkt *pkt, void *state)
+{
+	(void)state;
+	return pkt->tx_port;
+}
+
+GNIO_HANDLER_HOST(test_handler, "test_library_h", "a test handler", count_udp)
+
+static int
+no_launch(const struct gnio_cuda_launch *l, void *stream)
+{
+	(void)l;
+	(void)stream;
+	return 0;
+}
+
+static void
+test_names(void)
+{
+	static const struct gnio_user_kernel k = { "test_kernel", "a test kernel", no_launch };
+	static const struct gnio_user_kernel k2 = { "test_kernel", "the same name", no_launch };
+	static const struct gnio_handler dup = { "macswap", "taken", 0, test_handler.host_item, NULL };
+	static const struct gnio_handler none = { "test_nothing", "no code", 0, NULL, NULL };
+	enum gnio_mem_mode m;
+	const struct gnio_handler *h;
+
+	/* Memory modes by name, both ways; anything else refused. */
+	for (int i = GNIO_MEM_HOST; i <= GNIO_MEM_AUTO; i++) {
+		CHECK(gnio_mem_mode_parse(gnio_mem_mode_name((enum gnio_mem_mode)i), &m) == 0);
+		CHECK(m == (enum gnio_mem_mode)i);
+	}
+	CHECK(strcmp(gnio_mem_mode_name(GNIO_MEM_PINNED), "pinned") == 0);
+	CHECK(gnio_mem_mode_parse("pinned ", &m) == -EINVAL && gnio_mem_mode_parse("", &m) == -EINVAL);
+
+	/* Consumers: the names list every one that exists. */
+	CHECK(gnio_consumer_exists("host"));
+	CHECK(gnio_consumer_exists("cuda-kernel") == (GNIO_HAVE_CUDA != 0));
+	CHECK(!gnio_consumer_exists("cuda-nosuch") && !gnio_consumer_exists(""));
+	CHECK(strstr(gnio_consumer_names(), "host") != NULL);
+	CHECK((strstr(gnio_consumer_names(), "cuda-graph") != NULL) == (GNIO_HAVE_CUDA != 0));
+
+	/* Handlers: built-ins flagged, ours found by name with its CPU code, the names list both. */
+	h = gnio_handler_find("macswap");
+	CHECK(h != NULL && (h->flags & GNIO_HANDLER_BUILTIN) && h->host_item != NULL);
+	h = gnio_handler_find("txonly");
+	CHECK(h != NULL && (h->flags & GNIO_HANDLER_GENERATES));
+	h = gnio_handler_find("test_library_h");
+	CHECK(h != NULL && !(h->flags & GNIO_HANDLER_BUILTIN) && h->host_item != NULL && h->cuda == NULL);
+	CHECK(strstr(gnio_handler_names(), "test_library_h") != NULL);
+	CHECK(strstr(gnio_handler_names(), "csum") != NULL);
+	CHECK(gnio_handler_get(gnio_handler_count()) == NULL);
+	CHECK(gnio_handler_find("nosuch") == NULL && rte_errno == ENOENT);
+	CHECK(gnio_handler_find(NULL) == NULL && rte_errno == EINVAL);
+	CHECK(gnio_handler_register(&dup) == -EEXIST);
+	CHECK(gnio_handler_register(&none) == -EINVAL);
+	CHECK(gnio_handler_register(NULL) == -EINVAL);
+
+	/* User kernels. */
+	CHECK(gnio_user_kernel_find("test_kernel") == NULL && rte_errno == ENOENT);
+	CHECK(gnio_user_kernel_register(&k) == 0);
+	CHECK(gnio_user_kernel_find("test_kernel") == &k);
+	CHECK(gnio_user_kernel_register(&k2) == -EEXIST);
+	CHECK(gnio_user_kernel_register(NULL) == -EINVAL);
+}
+
+/* ---- create, through the public API ---- */
+
+/* Create must fail with @p errnum and a reason containing @p what; nothing is left behind. */
+static void
+refused(const struct gnio_conf *c, int errnum, const char *what, int line)
+{
+	char err[256] = "";
+	struct gnio_pipeline *p = gnio_pipeline_create(c, err, sizeof(err));
+
+	if (p != NULL || rte_errno != errnum || strstr(err, what) == NULL) {
+		fprintf(stderr, "FAIL line %d: want errno %d and \"%s\"; got %s, errno %d, \"%s\"\n",
+				line, errnum, what, p != NULL ? "a pipeline" : "NULL", rte_errno, err);
+		gnio_test_failures++;
+	}
+	if (p != NULL)
+		gnio_pipeline_destroy(p);
+}
+
+#define REFUSED(c, e, what) refused(c, e, what, __LINE__)
+
+static void
+test_create(void)
+{
+	static const uint16_t bad_port[] = { 7 };
+	static const struct gnio_port_gpu bad_map[] = { { 0, "gnio_nosuch" } };
+	struct gnio_conf c;
+	struct gnio_datapath dp;
+	struct gnio_pipeline *p;
+	const struct gnio_conf *in;
+	char err[256], line[400];
+
+	gnio_conf_defaults(&c);
+	c.consumer.name = "nosuch";
+	REFUSED(&c, ENOENT, "consumer.name (--consumer=nosuch): not built in");
+	gnio_conf_defaults(&c);
+	c.consumer.handler = "nosuch";
+	REFUSED(&c, ENOENT, "consumer.handler (--forward-mode=nosuch): no such handler");
+	gnio_conf_defaults(&c);
+	c.consumer.completion = (enum gnio_completion)7;
+	REFUSED(&c, EINVAL, "consumer.completion 7");
+	gnio_conf_defaults(&c);
+	c.consumer.name = "cuda-kernel";
+	REFUSED(&c, ENOENT, GNIO_HAVE_CUDA ? "consumer.kernel" : "not built in");
+	gnio_conf_defaults(&c);
+	c.ports.ids = bad_port;
+	c.ports.nb = 1;
+	REFUSED(&c, ENODEV, "port 7 does not exist");
+	gnio_conf_defaults(&c);
+	c.gpu.map = bad_map;
+	c.gpu.nb_map = 1;
+	REFUSED(&c, ENOENT, "gpu.map (--gpu-map): no GPU named gnio_nosuch");
+	gnio_conf_defaults(&c);
+	c.rx.burst = 0;
+	REFUSED(&c, EINVAL, "rx.burst (--burst) must be 1..");
+	gnio_conf_defaults(&c);
+	c.queue.item_pkts = 8;         /* fewer than a burst */
+	REFUSED(&c, EINVAL, "queue.item_pkts");
+	gnio_conf_defaults(&c);
+	c.queue.ring_items = 48;       /* not a power of two */
+	REFUSED(&c, EINVAL, "queue.ring_items");
+	gnio_conf_defaults(&c);
+	c.mem.mode = (enum gnio_mem_mode)9;
+	REFUSED(&c, EINVAL, "mem.mode 9");
+	gnio_conf_defaults(&c);
+	c.rx.nb_cores = 2;             /* the EAL gave 1 worker lcore */
+	REFUSED(&c, EINVAL, "rx.nb_cores (--nb-cores=2): the EAL gave 1");
+	gnio_conf_defaults(&c);
+	REFUSED(NULL, EINVAL, "");
+	/* After every refusal the ports can still be used: defaults resolved. */
+	gnio_conf_defaults(&c);
+	p = gnio_pipeline_create(&c, err, sizeof(err));
+	REQUIRE(p != NULL);
+	in = gnio_pipeline_conf(p);
+	/* Every "auto" resolved: both net_null ports, the host GPU device and consumer, host memory. */
+	CHECK(in->ports.nb == 2 && in->ports.ids[0] == 0 && in->ports.ids[1] == 1);
+	CHECK(strcmp(in->consumer.name, "host") == 0 && strcmp(in->consumer.handler, "io") == 0);
+	CHECK(in->mem.mode == GNIO_MEM_HOST && in->queue.item_pkts == 4 * c.rx.burst);
+	CHECK(gnio_pipeline_datapath(p, 0, &dp) == 0 && dp.mem == GNIO_MEM_HOST && !dp.gpudirect);
+	CHECK(strcmp(dp.gpu_name, "gnio_host0") == 0 && dp.pcie_distance == -1);
+	CHECK(gnio_datapath_format(&dp, line, sizeof(line)) > 0);
+	CHECK(strstr(line, "net_null0") != NULL && strstr(line, "gnio_host0") != NULL);
+	CHECK(gnio_pipeline_datapath(p, 2, &dp) == -EINVAL);
+	CHECK(gnio_pipeline_set_handler(p, "macswap") == 0);
+	CHECK(strcmp(gnio_pipeline_conf(p)->consumer.handler, "macswap") == 0);
+	CHECK(gnio_pipeline_set_handler(p, "nosuch") == -ENOENT);
+	CHECK(gnio_pipeline_destroy(p) == 0);
+	/* Destroy closed the ports it configured (DPDK then releases a virtual port). */
+	CHECK(rte_eth_dev_count_avail() == 0);
+
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const extra[] = { "--vdev", "net_null0", "--vdev", "net_null1" };
+
+	(void)argc;
+	gnio_test_eal_init(argv[0], "0-1", 4, extra);
+	test_place();
+	test_hist();
+	test_names();
+	test_create();
+	return gnio_test_finish("test_library");
+}
