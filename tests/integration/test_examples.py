@@ -20,7 +20,8 @@ item_kernel (a user persistent kernel on the per-item API) sends what
 macswap would, byte for byte, every burst released once.
 
 GNIO_EXAMPLES=DIR runs examples already built there (the GPU machine's bundle)
-instead of building them; --build-to DIR only builds them there (gpu-bundle)."""
+instead of building them; --build-to DIR only builds them there (gpu-bundle);
+GNIO_EXAMPLES_WRAP="compute-sanitizer ..." runs each example under that command."""
 import glob
 import os
 import shutil
@@ -31,7 +32,7 @@ import tempfile
 
 from gnio_run import Checker, eal_mem
 
-BUILD = os.environ["GNIO_BUILD"]
+BUILD = os.path.abspath(os.environ["GNIO_BUILD"])
 SOURCE = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 GPU = "--gpu" in sys.argv
 ck = Checker("examples" + (" (GPU)" if GPU else ""))
@@ -224,10 +225,12 @@ run_env = dict(os.environ)
 if libdir:
     run_env["LD_LIBRARY_PATH"] = libdir + ":" + os.environ.get("LD_LIBRARY_PATH", "")
 extra = os.environ.get("GNIO_EAL_EXTRA", "").split()
+# GNIO_EXAMPLES_WRAP: a command each example runs under (compute-sanitizer on the GPU machine).
+wrap = os.environ.get("GNIO_EXAMPLES_WRAP", "").split()
 
 
 def run(ex, args, out, lcores="0-1", binary=None, timeout=90):
-    cmd = [binary or os.path.join(src, ex, ex), "-l", lcores] + eal_mem() + extra + \
+    cmd = wrap + [binary or os.path.join(src, ex, ex), "-l", lcores] + eal_mem() + extra + \
         ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (IN, out), "--"] + args
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=run_env)
     print("$ %s -> exit %d\n%s" % (" ".join(cmd[:1] + cmd[-len(args) - 1:]), r.returncode,
