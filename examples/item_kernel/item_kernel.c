@@ -111,8 +111,12 @@ main(int argc, char **argv)
 		return 2;
 	}
 	/* The kernel's counters in GPU memory (its gnio_cuda_launch.state), zeroed. */
-	if (gnio_pipeline_state_alloc(p, sizeof(st), &st) != 0 || gnio_pipeline_start(p) != 0) {
+	n = gnio_pipeline_state_alloc(p, sizeof(st), &st);
+	if (n != 0)
+		fprintf(stderr, "item_kernel: no state: %s\n", strerror(-n));
+	else if (gnio_pipeline_start(p) != 0)
 		fprintf(stderr, "item_kernel: cannot start: %s\n", gnio_pipeline_error(p));
+	if (n != 0 || !gnio_pipeline_running(p)) {
 		gnio_pipeline_destroy(p);
 		rte_eal_cleanup();
 		return 1;

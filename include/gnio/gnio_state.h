@@ -41,7 +41,8 @@ struct gnio_event_ring;
  * @param size bytes of state
  * @param init the first contents, @p size bytes (NULL: zeros)
  * @return 0; -EBUSY while running; -EINVAL (size 0, or a built-in handler,
- *   which has its own state); -ENOMEM; -EIO (a copy to the GPU failed).
+ *   which has its own state; a user kernel, consumer cuda-kernel, may have
+ *   one); -ENOMEM; -EIO (a copy to the GPU failed).
  */
 int gnio_pipeline_state_alloc(struct gnio_pipeline *p, size_t size, const void *init);
 

@@ -113,7 +113,7 @@ pl_bind_handler(struct gnio_pipeline *p)
 		struct gnio_consumer *cons = &p->gpu[g].consumer;
 
 		cons->handler = p->conf.handler;
-		cons->state = (p->conf.handler->flags & GNIO_HANDLER_BUILTIN) ? (void *)p->gpu[g].ctx :
+		cons->state = pl_runs_builtin(p) ? (void *)p->gpu[g].ctx :
 			p->gpu[g].state != NULL ? p->gpu[g].state : p->conf.state;
 	}
 }

@@ -3,6 +3,8 @@
 #ifndef GNIO_PIPELINE_PRIV_H
 #define GNIO_PIPELINE_PRIV_H
 
+#include <string.h>
+
 #include <rte_common.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -189,6 +191,17 @@ struct gnio_pipeline {
 	uint64_t first_rx_tsc;              /* set once by the first RX lcore that receives */
 	uint64_t prefill_short;             /* --prefill: port << 32 | length of a shorter packet */
 };
+
+/*
+ * The consumers run a built-in handler, with gnio's engine context as its
+ * state (not a user kernel, which has the application's state).
+ */
+static inline bool
+pl_runs_builtin(const struct gnio_pipeline *p)
+{
+	return (p->conf.handler->flags & GNIO_HANDLER_BUILTIN) &&
+		strcmp(p->conf.consumer, "cuda-kernel") != 0;
+}
 
 /* Add @p n to a counter of this lcore (the only writer): a plain add, stored with release. */
 static inline void

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The handler's state, one copy per GPU where its consumer reaches it, and
- * the event channels (protocol: <gnio/device/gnio_events.h>). On a CUDA GPU
- * the state and the channel's reserve and drop counters are device memory
+ * the event channels (protocol: <gnio/device/gnio_events.h>). For a CUDA
+ * consumer the state and the channel's reserve and drop counters are device memory
  * (gpudev allocations, copied with the CUDA runtime); the records and their
  * sequence words are host memory registered with the GPU, written by the GPU
- * and read by the CPU. On the host GPU device everything is host memory.
+ * and read by the CPU. For the host consumer (on any GPU device, a CUDA one
+ * too) everything is host memory.
  */
 #include <errno.h>
 #include <string.h>
@@ -22,23 +23,26 @@
 #include "gnio_cuda_rt.h"
 #endif
 
-/* The CUDA ordinal of gpudev device @p gpu, or -1 for another (host) device. */
+/*
+ * Where GPU @p gpu's consumer reaches memory: the CUDA ordinal of its device
+ * when the consumer runs there (device memory), or -1: host memory (the host
+ * GPU device, or the host consumer, whatever the GPU).
+ */
 static int
-st_cuda_ordinal(int16_t gpu)
+st_ordinal(const struct gnio_pipeline *p, int16_t gpu)
 {
 	struct rte_gpu_info info;
 
-	if (rte_gpu_info_get(gpu, &info) != 0 || strncmp(info.name, "gnio_cuda", 9) != 0)
+	if (!p->ops->gpu || rte_gpu_info_get(gpu, &info) != 0 ||
+			strncmp(info.name, "gnio_cuda", 9) != 0)
 		return -1;
 	return atoi(info.name + 9);
 }
 
-/* Copy between host memory and memory of GPU @p gpu (either way). 0 or -EIO. */
+/* Copy between host memory and memory of CUDA device @p ord, or host memory (-1). 0 or -EIO. */
 static int
-st_copy(int16_t gpu, void *dst, const void *src, size_t n)
+st_copy(int ord, void *dst, const void *src, size_t n)
 {
-	int ord = st_cuda_ordinal(gpu);
-
 	if (ord < 0) {
 		memcpy(dst, src, n);
 		return 0;
@@ -50,21 +54,21 @@ st_copy(int16_t gpu, void *dst, const void *src, size_t n)
 #endif
 }
 
-/* Memory of GPU @p gpu that its consumer reaches: device memory on a CUDA GPU. */
+/* Memory GPU @p gpu's consumer reaches (st_ordinal() @p ord): device or host memory. */
 static void *
-st_alloc(int16_t gpu, size_t size)
+st_alloc(int ord, int16_t gpu, size_t size)
 {
-	if (st_cuda_ordinal(gpu) < 0)
+	if (ord < 0)
 		return rte_zmalloc("gnio_state", size, RTE_CACHE_LINE_SIZE);
 	return rte_gpu_mem_alloc(gpu, size, 0);
 }
 
 static void
-st_free(int16_t gpu, void *p)
+st_free(int ord, int16_t gpu, void *p)
 {
 	if (p == NULL)
 		return;
-	if (st_cuda_ordinal(gpu) < 0)
+	if (ord < 0)
 		rte_free(p);
 	else
 		rte_gpu_mem_free(gpu, p);
@@ -74,7 +78,7 @@ void
 pl_state_free(struct gnio_pipeline *p)
 {
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
-		st_free(p->gpu[g].gpu_id, p->gpu[g].state);
+		st_free(st_ordinal(p, p->gpu[g].gpu_id), p->gpu[g].gpu_id, p->gpu[g].state);
 		p->gpu[g].state = NULL;
 	}
 	p->state_size = 0;
@@ -86,7 +90,7 @@ gnio_pipeline_state_alloc(struct gnio_pipeline *p, size_t size, const void *init
 	uint8_t *zeros = NULL;
 	int ret = 0;
 
-	if (p == NULL || size == 0 || (p->conf.handler->flags & GNIO_HANDLER_BUILTIN))
+	if (p == NULL || size == 0 || pl_runs_builtin(p))
 		return -EINVAL;
 	if (p->running)
 		return -EBUSY;
@@ -98,10 +102,12 @@ gnio_pipeline_state_alloc(struct gnio_pipeline *p, size_t size, const void *init
 		init = zeros;
 	}
 	for (uint16_t g = 0; g < p->nb_gpu && ret == 0; g++) {
-		p->gpu[g].state = st_alloc(p->gpu[g].gpu_id, size);
+		int ord = st_ordinal(p, p->gpu[g].gpu_id);
+
+		p->gpu[g].state = st_alloc(ord, p->gpu[g].gpu_id, size);
 		if (p->gpu[g].state == NULL)
 			ret = -ENOMEM;
-		else if (st_copy(p->gpu[g].gpu_id, p->gpu[g].state, init, size) != 0)
+		else if (st_copy(ord, p->gpu[g].state, init, size) != 0)
 			ret = -EIO;
 	}
 	rte_free(zeros);
@@ -127,7 +133,7 @@ gnio_pipeline_state_read(const struct gnio_pipeline *p, uint16_t g, size_t off, 
 	if (p == NULL || g >= p->nb_gpu || p->gpu[g].state == NULL || off + len > p->state_size ||
 			off + len < off)
 		return -EINVAL;
-	return st_copy(p->gpu[g].gpu_id, dst, (uint8_t *)p->gpu[g].state + off, len);
+	return st_copy(st_ordinal(p, p->gpu[g].gpu_id), dst, (uint8_t *)p->gpu[g].state + off, len);
 }
 
 int
@@ -137,12 +143,13 @@ gnio_pipeline_state_write(struct gnio_pipeline *p, uint16_t g, size_t off, const
 	if (p == NULL || g >= p->nb_gpu || p->gpu[g].state == NULL || off + len > p->state_size ||
 			off + len < off)
 		return -EINVAL;
-	return st_copy(p->gpu[g].gpu_id, (uint8_t *)p->gpu[g].state + off, src, len);
+	return st_copy(st_ordinal(p, p->gpu[g].gpu_id), (uint8_t *)p->gpu[g].state + off, src, len);
 }
 
 /* One GPU's channel: the ring struct, sequence words and records in registered host memory. */
 struct ev_gpu {
 	int16_t gpu_id;
+	int ord;                        /* st_ordinal(): where the counters are */
 	struct gnio_event_ring *ring;   /* registered host memory: what handlers read */
 	void *host;                     /* the block holding ring, seq and records */
 	size_t host_len;
@@ -166,7 +173,7 @@ pl_events_free(struct gnio_events *ev)
 	for (uint16_t i = 0; i < ev->nb; i++) {
 		struct ev_gpu *e = &ev->g[i];
 
-		st_free(e->gpu_id, e->counters);
+		st_free(e->ord, e->gpu_id, e->counters);
 		if (e->host != NULL) {
 			rte_gpu_mem_unregister(e->gpu_id, e->host);
 			rte_free(e->host);
@@ -207,6 +214,7 @@ gnio_pipeline_events_create(struct gnio_pipeline *p, uint32_t rec_size, uint32_t
 		uint8_t *b;
 
 		e->gpu_id = p->gpu[g].gpu_id;
+		e->ord = st_ordinal(p, e->gpu_id);
 		e->host_len = rec_off + (size_t)rec_size * nb_records;
 		e->host = rte_zmalloc("gnio_events", e->host_len, 4096);
 		if (e->host == NULL)
@@ -216,10 +224,10 @@ gnio_pipeline_events_create(struct gnio_pipeline *p, uint32_t rec_size, uint32_t
 			e->host = NULL;
 			goto io;
 		}
-		e->counters = st_alloc(e->gpu_id, sizeof(zero));
+		e->counters = st_alloc(e->ord, e->gpu_id, sizeof(zero));
 		if (e->counters == NULL)
 			goto nomem;
-		if (st_copy(e->gpu_id, e->counters, zero, sizeof(zero)) != 0)
+		if (st_copy(e->ord, e->counters, zero, sizeof(zero)) != 0)
 			goto io;
 		b = e->host;
 		e->ring = (struct gnio_event_ring *)b;
@@ -285,7 +293,7 @@ gnio_events_counts(const struct gnio_events *ev, struct gnio_events_counts *c)
 		uint32_t w[16];
 		uint32_t drained = __atomic_load_n(e->consumed, __ATOMIC_ACQUIRE);
 
-		if (st_copy(e->gpu_id, w, e->counters, sizeof(w)) != 0)
+		if (st_copy(e->ord, w, e->counters, sizeof(w)) != 0)
 			return -EIO;
 		c->pushed += w[0];
 		c->dropped += w[8];
