@@ -55,6 +55,10 @@ def main():
     ap.add_argument("--lcores", default="0-1")
     ap.add_argument("--rounds", type=int, default=3, help="alternate the two programs this many times")
     ap.add_argument("--out", default=os.path.join(TOP, "bench", "results"))
+    ap.add_argument("--gnio", default=os.path.join(TOP, "build", "apps", "gnio-testpmd", "gnio-testpmd"),
+                    help="the gnio-testpmd binary (another build: a before/after comparison)")
+    ap.add_argument("--name", default=None, help="the run's folder under --out "
+                    "(default testpmd-baseline-MODE-DATE)")
     a = ap.parse_args()
     ports = ["--vdev=net_null0", "--vdev=net_null1"]
     t, g, tp, gn = [], [], "", ""
@@ -64,7 +68,7 @@ def main():
                  ["--", "--forward-mode=" + a.mode, "--nb-cores=1", "--burst=32", "--stats-period=1",
                   "--txpkts=64"], a.seconds)
         t += testpmd_rates(tp)[a.warmup:]
-        gn = run([os.path.join(TOP, "build", "apps", "gnio-testpmd", "gnio-testpmd")] + eal("bench-gn", a.lcores) +
+        gn = run([a.gnio] + eal("bench-gn", a.lcores) +
                  ports + ["--", "--forward-mode=" + a.mode, "--gpu=host", "--consumer=host", "--burst=32",
                           "--stats-period=1"], a.seconds)
         g += gnio_rates(gn)[a.warmup:]
@@ -79,13 +83,14 @@ def main():
         "nproc": os.cpu_count(), "hugepages": os.environ.get("GNIO_NO_HUGE", "0") in ("", "0"),
         "mode": a.mode, "lcores": a.lcores, "packet": 64, "burst": 32, "rounds": a.rounds,
         "dpdk_testpmd_pps_median": tm, "gnio_pps_median": gm, "ratio": gm / tm,
-        "dpdk_testpmd_pps": t, "gnio_pps": g, "gnio_conserved": conserved,
+        "dpdk_testpmd_pps": t, "gnio_pps": g, "gnio_conserved": conserved, "gnio_binary": a.gnio,
     }
-    os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "testpmd-baseline-%s-%s" % (a.mode, datetime.date.today().isoformat()))
-    with open(stem + ".json", "w") as f:
+    # One folder per run: results.json (the summary) and the raw log (devtools/pack-results packs it).
+    stem = os.path.join(a.out, a.name or "testpmd-baseline-%s-%s" % (a.mode, datetime.date.today().isoformat()))
+    os.makedirs(stem, exist_ok=True)
+    with open(os.path.join(stem, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
-    with open(stem + ".log", "w") as f:
+    with open(os.path.join(stem, "testpmd-baseline.log"), "w") as f:
         f.write("$ dpdk-testpmd ...\n" + tp + "\n$ gnio-testpmd ...\n" + gn)
     print("%d rounds of %d s each, alternating; medians of the per-second rates after %d s warm-up"
           % (a.rounds, a.seconds, a.warmup))
