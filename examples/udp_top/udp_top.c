@@ -5,7 +5,7 @@
  * the busiest ports through gnio's event channel every second; this program
  * prints each event as it drains it, and the final counts.
  *
- *   udp_top [EAL options] -- [--consumer cuda|host|cuda-burst|cuda-graph]
+ *   udp_top [EAL options] -- [--consumer cuda|host|cuda-burst|cuda-graph|cuda-staged]
  *       [--duration S] [--max-packets N] [--every N] [--period-ms M]
  *
  * --consumer host runs the same handler on the CPU (no GPU needed).

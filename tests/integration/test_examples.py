@@ -15,7 +15,7 @@ Then run them on net_pcap ports, with pcaps written here:
  - item_kernel without a CUDA GPU refuses in one line and exits 2.
 
 With --gpu (GPU suite; exits 77 without a CUDA GPU): udp_top on every CUDA
-consumer gives the host consumer's counts and output bit for bit, and
+consumer (persistent, per-burst, graph, staged) gives the host consumer's counts and output bit for bit, and
 item_kernel (a user persistent kernel on the per-item API) sends what
 macswap would, byte for byte, every burst released once.
 
@@ -303,7 +303,7 @@ else:
     host_out = os.path.join(tmp, "top-host.pcap")
     check_udp_top(run("udp_top", ["--consumer", "host", "--max-packets", str(N), "--every", "200",
                                   "--period-ms", "0"], host_out, lcores="0-3"), host_out, "host", True)
-    for cons in ("cuda", "cuda-burst", "cuda-graph"):
+    for cons in ("cuda", "cuda-burst", "cuda-graph", "cuda-staged"):
         out = os.path.join(tmp, "top-%s.pcap" % cons)
         # On the GPU warps count concurrently: an event's totals are exact, its order a snapshot.
         check_udp_top(run("udp_top", ["--consumer", cons, "--max-packets", str(N), "--every", "200",
