@@ -224,11 +224,12 @@ struct gnio_check {
 	/**
 	 * Every consumer that counts the items it ran (the persistent kernel, after
 	 * it ended) ran as many as completion saw DONE since start: none twice, none
-	 * lost; and its dispatchers, if any, handed out as many. Else the first
-	 * GPU index that differs and the counts.
+	 * lost; and its dispatchers, if any, handed out as many. The counts below
+	 * are summed over the GPUs whose consumer counts (all 0: none does); on a
+	 * mismatch they are those of the first GPU index that differs.
 	 */
 	bool items_consistent;
-	uint16_t items_gpu;                   /**< the GPU index the counts below are of */
+	uint16_t items_gpu;                   /**< on a mismatch, the GPU index that differs */
 	uint64_t items_consumer;              /**< items its consumer ran */
 	uint64_t items_dispatched;            /**< items its dispatchers handed out (0: none) */
 	uint64_t items_completed;             /**< items completion saw DONE */

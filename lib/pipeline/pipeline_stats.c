@@ -213,24 +213,30 @@ gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
 		chk->events_pending = ec.pending;
 	}
 	chk->items_consistent = true;
-	for (uint16_t g = 0; g < p->nb_gpu && chk->items_consistent; g++) {
+	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		struct gnio_consumer_stats cs;
 		uint64_t done = 0;
 
 		/*
-		 * A consumer that counts the items it ran (the persistent kernel, once
-		 * it ended), and the items its dispatchers handed out.
+		 * A consumer that counts the items it ran (the persistent kernel or a
+		 * user kernel, once it ended), and the items its dispatchers handed out.
 		 */
 		gnio_pipeline_consumer_stats(p, g, &cs);
 		for (uint16_t l = 0; l < p->nb_lc; l++)
 			done += __atomic_load_n(&p->lc[l].items_done[g], __ATOMIC_RELAXED);
-		if (((cs.warps != 0 && cs.wait_ns + cs.work_ns != 0) || cs.items_counted) &&
-				(cs.items != done || (cs.polls != 0 && cs.dispatched != done + cs.skipped))) {
+		if (!((cs.warps != 0 && cs.wait_ns + cs.work_ns != 0) || cs.items_counted))
+			continue;
+		if (cs.items != done || (cs.polls != 0 && cs.dispatched != done + cs.skipped)) {
+			/* The GPU that differs, and its counts. */
 			chk->items_consistent = false;
 			chk->items_gpu = g;
 			chk->items_consumer = cs.items;
 			chk->items_dispatched = cs.dispatched;
 			chk->items_completed = done;
+			break;
 		}
+		chk->items_consumer += cs.items;
+		chk->items_dispatched += cs.dispatched;
+		chk->items_completed += done;
 	}
 }

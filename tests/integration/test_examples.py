@@ -24,6 +24,7 @@ instead of building them; --build-to DIR only builds them there (gpu-bundle);
 GNIO_EXAMPLES_WRAP="compute-sanitizer ..." runs each example under that command."""
 import glob
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -314,6 +315,11 @@ else:
     ck.check(r.returncode == 0, "item_kernel: exit 0 (%d): %s" % (r.returncode, r.stderr[-400:]))
     ck.check("swapped %d packets" % N in r.stdout, "item_kernel: the kernel counted %d packets" % N)
     ck.check("conserved; pools full; items each once" in r.stdout, "item_kernel: end-of-run check")
+    m = re.search(r"swapped \d+ packets in (\d+) bursts", r.stdout)
+    m2 = re.search(r"items each once \(kernel (\d+), completed (\d+)\)", r.stdout)
+    ck.check(m is not None and m2 is not None and int(m.group(1)) > 0 and
+             m.group(1) == m2.group(1) == m2.group(2),
+             "item_kernel: the bursts it counted = items gnio counted it released = items completed")
     ck.check(read_pcap(out) == want, "item_kernel: macswap's output byte for byte, in order")
 shutil.rmtree(tmp, ignore_errors=True)
 ck.finish()
