@@ -16,10 +16,9 @@
  * gnio_pipeline_create() (or a lookup) first runs. With the shared library
  * (the default of `pkg-config --libs libgnio`) nothing more is needed. The
  * static library must be linked whole, so the drivers' constructors are
- * kept; libgnio.pc says how (DPDK stays shared):
+ * kept; libgnio-static.pc says how (DPDK stays shared):
  *
- *     cc app.c $(pkg-config --cflags libgnio) \
- *         $(pkg-config --variable=static_libs libgnio) $(pkg-config --libs libdpdk)
+ *     cc app.c $(pkg-config --cflags --libs libgnio-static)
  *
  * An application's own handlers and kernels register from their objects'
  * constructors (GNIO_HANDLER_HOST(), GNIO_CUDA_HANDLER(),

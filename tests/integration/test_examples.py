@@ -154,13 +154,18 @@ def build():
     # Every public header on its own, in C and in C++ (device headers: host-side ones only).
     heads = sorted(glob.glob(incdir + "/gnio/*.h")) + [incdir + "/gnio/device/" + h for h in
                                                         ("gnio_events.h", "gnio_cuda_launch.h", "gnio_shm.h")]
-    for h in heads:
-        rel = os.path.relpath(h, incdir)
-        for lang, comp in (("c", "cc"), ("c++", "c++")):
-            t = os.path.join(tmp, "h." + ("c" if lang == "c" else "cc"))
-            open(t, "w").write("#include <%s>\nint gnio_header_test;\n" % rel)
-            r = sh([comp, "-x", lang, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", t] + cflags)
-            ck.check(r.returncode == 0, "%s compiles alone as %s" % (rel, lang))
+    # ... with the installed library's flags, and with the build tree's (meson-uninstalled).
+    r = sh(["pkg-config", "--cflags", "libgnio"],
+           env=dict(os.environ, PKG_CONFIG_PATH=os.path.join(BUILD, "meson-uninstalled")))
+    ck.check(r.returncode == 0, "pkg-config finds libgnio in build/meson-uninstalled")
+    for flags, where in ((cflags, "installed"), (r.stdout.split(), "uninstalled")):
+        for h in heads:
+            rel = os.path.relpath(h, incdir)
+            for lang, comp in (("c", "cc"), ("c++", "c++")):
+                t = os.path.join(tmp, "h." + ("c" if lang == "c" else "cc"))
+                open(t, "w").write("#include <%s>\nint gnio_header_test;\n" % rel)
+                r2 = sh([comp, "-x", lang, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", t] + flags)
+                ck.check(r2.returncode == 0, "%s compiles alone as %s (%s)" % (rel, lang, where))
     if nvcc:
         for h in ("gnio_kernels.cuh", "gnio_item.cuh", "gnio_csum_warp.cuh"):
             t = os.path.join(tmp, "h.cu")
@@ -180,7 +185,7 @@ def build():
              "GNIO_VERSION_STRING, gnio_version() and the .pc say %s: %s" % (version, r.stdout.strip()))
     r = sh(["cc", "-O2", "-o", os.path.join(src, "cpu_filter", "cpu_filter_static"),
             os.path.join(src, "cpu_filter", "cpu_filter.c")] + cflags +
-           pc("--variable=static_libs", "libgnio") + pc("--libs", "libdpdk"))
+           pc("--libs", "libgnio-static"))
     ck.check(r.returncode == 0, "cpu_filter links with the static library")
     r = sh(["ldd", os.path.join(src, "cpu_filter", "cpu_filter_static")])
     ck.check(r.returncode == 0 and "libgnio" not in r.stdout, "the static cpu_filter needs no libgnio.so")
