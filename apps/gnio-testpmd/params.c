@@ -13,16 +13,23 @@
 #include "gnio_app.h"
 #include "testpmd.h"
 
+/* One line on stderr: "gnio-testpmd: " and the message. */
+static void
+app_say(const char *fmt, va_list ap)
+{
+	fprintf(stderr, APP ": ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+}
+
 void
 app_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, APP ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	app_say(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
 	exit(2);
 }
 
@@ -31,11 +38,9 @@ app_exit(int code, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, APP ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	app_say(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
 	gnio_app_eal_cleanup();
 	exit(code);
 }
