@@ -139,11 +139,3 @@ gnio_builtin_init(void)
 		gnio_handler_register(&bi_handlers[id]);
 	}
 }
-
-int
-gnio_builtin_engine(const struct gnio_handler *h)
-{
-	if (h < &bi_handlers[0] || h >= &bi_handlers[GNIO_ENGINE_MAX])
-		return -1;
-	return (int)(h - bi_handlers);
-}

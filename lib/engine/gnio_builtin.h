@@ -19,9 +19,6 @@ extern "C" {
  */
 void gnio_builtin_init(void);
 
-/** The engine id (enum gnio_engine_id) of a built-in handler, or -1 for another handler. */
-int gnio_builtin_engine(const struct gnio_handler *h);
-
 /**
  * The CUDA kernels of built-in engine @p id (enum gnio_engine_id), from
  * drivers/consumer/cuda/builtin_kernels.cu; NULL in a build without CUDA.

@@ -265,12 +265,6 @@ gnio_pipeline_error(const struct gnio_pipeline *p)
 	return "";
 }
 
-uint16_t
-gnio_pipeline_nb_gpus(const struct gnio_pipeline *p)
-{
-	return p->nb_gpu;
-}
-
 int
 gnio_pipeline_set_handler(struct gnio_pipeline *p, const char *name)
 {
