@@ -129,6 +129,10 @@ main(int argc, char **argv)
 	bool said_prefill = false;
 	int ret, status = 0, rep;
 
+	/* Whole lines only: the prompt (cmdline writes it to fd 1 itself) must never land inside a
+	 * line still in stdio's buffer, as it did on a pipe ("Forward statignio> start"). */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	/* The app's options first: a bad value exits 2 before the EAL starts. */
 	for (int i = 1; sep < 0 && i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
