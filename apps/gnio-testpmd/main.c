@@ -197,6 +197,9 @@ main(int argc, char **argv)
 				"items of %u packets, ring %u items, %u RX lcore(s)\n", pc->consumer.handler,
 				pc->consumer.name, gi.name, gi.numa_node, gnio_mem_mode_name(pc->mem.mode),
 				pc->rx.burst, pc->queue.item_pkts, pc->queue.ring_items, pc->rx.nb_cores);
+		if (pc->queue.inline_bytes != 0)
+			printf(APP ": latency queue: the first %u bytes of each packet in flagged lines\n",
+					pc->queue.inline_bytes);
 		for (uint16_t g = 0; st.nb_gpus > 1 && g < st.nb_gpus; g++)
 			printf(APP ": GPU %s: %u port(s), its own %s consumer\n",
 					app_gpu_name(st.gpu[g].gpu_id), st.gpu[g].nb_ports, pc->consumer.name);

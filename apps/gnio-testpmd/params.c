@@ -11,6 +11,7 @@
 #include <rte_ether.h>
 
 #include "gnio_app.h"
+#include <gnio/device/gnio_line.h>
 #include "testpmd.h"
 
 /* One line on stderr: "gnio-testpmd: " and the message. */
@@ -71,6 +72,8 @@ app_usage(void)
 		"  --item-pkts=N         packets per burst-queue item, >= --burst (default 4 x burst)\n"
 		"  --flush-us=N          publish a partial item after N us (0: when rx_burst comes back short)\n"
 		"  --ring-items=N        burst-queue items per RX queue, power of two (64)\n"
+		"  --inline-bytes=N      latency queue: the first N bytes of each packet in flagged lines,\n"
+		"                        no fences (128..512, a multiple of 64; 0: items of descriptors)\n"
 		"  --split=N             header/data split: first N bytes in host memory\n"
 		"  --overload=drop|backpressure   full burst queue: drop and count, or stop polling\n"
 		"  --completion=auto|rx|lcore     completion on a dedicated lcore (auto: when one is\n"
@@ -167,7 +170,7 @@ enum {
 	OPT_FWD = 256, OPT_PORTMASK, OPT_RXQ, OPT_TXQ, OPT_RXD, OPT_TXD, OPT_BURST, OPT_NB_CORES,
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
-	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_GPU_MAP, OPT_DEMO, OPT_HELP,
+	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_INLINE, OPT_GPU_MAP, OPT_DEMO, OPT_HELP,
 	OPT_COMPLETION, OPT_RX_PPS, OPT_PREFILL, OPT_DRAIN, OPT_CUDA_WARPS, OPT_CUDA_BACKOFF,
 	OPT_CUDA_TRACE,
 };
@@ -195,6 +198,7 @@ static const struct option app_long[] = {
 	{ "flush-us", required_argument, NULL, OPT_FLUSH },
 	{ "ring-items", required_argument, NULL, OPT_RING },
 	{ "item-pkts", required_argument, NULL, OPT_ITEM },
+	{ "inline-bytes", required_argument, NULL, OPT_INLINE },
 	{ "split", required_argument, NULL, OPT_SPLIT },
 	{ "overload", required_argument, NULL, OPT_OVERLOAD },
 	{ "max-packets", required_argument, NULL, OPT_MAX },
@@ -289,6 +293,13 @@ app_parse(int argc, char **argv, struct app_opts *o)
 				app_fail("--ring-items=%s: must be a power of two", optarg);
 			break;
 		case OPT_ITEM: qu->item_pkts = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
+		case OPT_INLINE:
+			qu->inline_bytes = (uint16_t)parse_u64(name, optarg, 0, GNIO_LQ_INLINE_MAX, 10);
+			if (qu->inline_bytes != 0 && (qu->inline_bytes < GNIO_LQ_INLINE_MIN ||
+					qu->inline_bytes % GNIO_LQ_INLINE_STEP != 0))
+				app_fail("--inline-bytes=%s: must be 0 or %u..%u, a multiple of %u", optarg,
+						GNIO_LQ_INLINE_MIN, GNIO_LQ_INLINE_MAX, GNIO_LQ_INLINE_STEP);
+			break;
 		case OPT_SPLIT: mem->split_hdr = (uint16_t)parse_u64(name, optarg, 14, 1024, 10); break;
 		case OPT_OVERLOAD:
 			if (strcmp(optarg, "drop") == 0)

@@ -190,6 +190,7 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 	fprintf(f, "  \"burst\": %u, \"item_pkts\": %u, \"ring_items\": %u, \"flush_us\": %u, "
 			"\"nb_cores\": %u, \"drain_ms\": %u,\n", c->rx.burst, c->queue.item_pkts,
 			c->queue.ring_items, c->queue.flush_us, c->rx.nb_cores, c->consumer.drain_ms);
+	fprintf(f, "  \"inline_bytes\": %u,\n", c->queue.inline_bytes);
 	fprintf(f, "  \"completion\": \"%s\", \"rx_pps\": %" PRIu64 ", \"prefill_len\": %u,\n",
 			c->consumer.completion == GNIO_COMPLETION_RX ? "rx" :
 			c->consumer.completion == GNIO_COMPLETION_LCORE ? "lcore" : "auto", c->rx.rx_pps,

@@ -47,6 +47,13 @@ extern "C" {
 typedef uint32_t (gnio_host_item_fn)(void *const *mbufs, uint32_t nb, uint16_t rx_port,
 		uint16_t tx_port, uint16_t *verdicts, void *state);
 
+/**
+ * Host side of a handler, one packet at a time: what the host consumer runs on
+ * the latency flavour of the burst queue (the packet's first bytes as they
+ * came in flagged lines, gnio_conf.queue.inline_bytes).
+ */
+typedef uint16_t (gnio_host_pkt_fn)(struct gnio_pkt *pkt, void *state);
+
 /** Set in a host item function's result when every verdict is the same port. */
 #define GNIO_ITEM_UNIFORM 0x80000000u
 
@@ -65,6 +72,7 @@ struct gnio_handler {
 	uint32_t flags;                          /**< GNIO_HANDLER_* */
 	gnio_host_item_fn *host_item;            /**< NULL: no CPU code (GPU only) */
 	const struct gnio_cuda_kernels *cuda;    /**< NULL: no GPU code (CPU only) */
+	gnio_host_pkt_fn *host_pkt;              /**< the same CPU code per packet (NULL: none) */
 };
 
 /**
@@ -167,7 +175,7 @@ const struct gnio_user_kernel *gnio_user_kernel_find(const char *name);
 	{ \
 		GNIO_HOST_ITEM_BODY(fn) \
 	} \
-	static const struct gnio_handler sym = { (name), (help), 0, sym ## _host_item, NULL }; \
+	static const struct gnio_handler sym = { (name), (help), 0, sym ## _host_item, NULL, fn }; \
 	__attribute__((constructor)) static void \
 	sym ## _register(void) \
 	{ \

@@ -96,6 +96,15 @@ struct gnio_conf_queue {
 	uint32_t ring_items;         /**< items per RX queue, a power of two >= 2; 64 */
 	uint32_t flush_us;           /**< publish a partial item after this long; 0: as soon as
 	                                  rx_burst comes back short */
+	/**
+	 * 0 (default): items of packet descriptors, for throughput (one poll of the
+	 * consumer covers many packets). Else the latency flavour: the RX lcore copies
+	 * the first inline_bytes of each packet (64 B packets whole) into flagged lines
+	 * at once, the consumer polls the lines themselves and answers in flagged lines,
+	 * with no fence on either side (docs/GPU.md). 128..512, a multiple of 64; consumers
+	 * "cuda" and "host"; packet memory the CPU can read (not mem.mode gpu).
+	 */
+	uint16_t inline_bytes;
 };
 
 /** Packet memory. */

@@ -5,11 +5,13 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
+#include <rte_vect.h>
 #include <rte_gpudev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "gnio_burstq.h"
+#include "gnio_verdict.h"
 #include "gnio_log.h"
 
 RTE_LOG_REGISTER(gnio_burstq_logtype, gnio.burstq, NOTICE);
@@ -46,15 +48,22 @@ struct gnio_burstq {
 	struct gnio_bq_dev *dev;                      /* consumer view, registered */
 	uint64_t *first_tsc;                          /* host only, per item */
 	uint16_t *fail_reason;                        /* host only, per item: why it is ERROR */
+	/* Latency flavour (gnio_line.h); lq_words 0: descriptor items. */
+	uint32_t lq_words;                            /* words per request (and answer) slot */
+	uint32_t lq_mask;                             /* slots - 1 */
+	uint32_t *item_first;                         /* host only, per item: its first packet */
 
 	/* Producer (RX lcore). */
 	uint32_t head __rte_cache_aligned;            /* open item */
 	uint32_t fill;                                /* packets in the open item */
 	uint32_t seg_fill;                            /* segment entries used by the open item */
 	uint16_t fill_port;
+	uint32_t pkt_head;                            /* latency flavour: packets written */
 
 	/* Completion lcore. */
 	uint32_t tail __rte_cache_aligned;            /* oldest published item */
+	uint32_t ans_done;                            /* latency flavour: packets of the tail
+	                                                 item whose answers were taken */
 	/* Published-item count, written by the producer, read by completion. */
 	uint32_t published __rte_cache_aligned;
 };
@@ -114,12 +123,44 @@ bq_free(struct gnio_burstq *q)
 		bq_shared_free(q->gpu_id, q->dev->pkt_len);
 		bq_shared_free(q->gpu_id, q->dev->segs);
 		bq_shared_free(q->gpu_id, q->dev->pkt_segs);
+		bq_shared_free(q->gpu_id, q->dev->lq_req);
+		bq_shared_free(q->gpu_id, q->dev->lq_ans);
+		bq_shared_free(q->gpu_id, (void *)(uintptr_t)q->dev->lq_segs);
 	}
+	rte_free(q->item_first);
 	bq_shared_free(q->gpu_id, q->dev);
 	bq_shared_free(q->gpu_id, q->status);
 	rte_free(q->first_tsc);
 	rte_free(q->fail_reason);
 	rte_free(q);
+}
+
+/*
+ * The latency flavour's flagged lines: a slot per packet that can be in
+ * flight (every item full), request and answer rings and segment tables, all
+ * registered with the GPU. Zeroed: no word carries a tag (gnio_line.h).
+ */
+static int
+bq_lines_create(struct gnio_burstq *q, const struct gnio_burstq_conf *conf)
+{
+	uint32_t slots = rte_align32pow2(q->nb_items * q->max_pkts);
+	size_t ring;
+
+	q->lq_words = gnio_lq_slot_words(conf->inline_bytes);
+	q->lq_mask = slots - 1;
+	ring = (size_t)slots * q->lq_words * sizeof(uint64_t);
+	q->item_first = rte_zmalloc_socket("gnio_bq", q->nb_items * sizeof(uint32_t), 0,
+			conf->socket);
+	q->dev->lq_req = bq_shared_alloc(q->gpu_id, ring, conf->socket);
+	q->dev->lq_ans = bq_shared_alloc(q->gpu_id, ring, conf->socket);
+	q->dev->lq_segs = bq_shared_alloc(q->gpu_id, (size_t)slots * GNIO_LQ_SEGS *
+			sizeof(struct gnio_seg), conf->socket);
+	if (q->item_first == NULL || q->dev->lq_req == NULL || q->dev->lq_ans == NULL ||
+			q->dev->lq_segs == NULL)
+		return -ENOMEM;
+	q->dev->lq_slots = slots;
+	q->dev->lq_inline = conf->inline_bytes;
+	return 0;
 }
 
 struct gnio_burstq *
@@ -130,7 +171,10 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 	uint32_t n;
 
 	if (conf == NULL || conf->nb_items < 2 || !rte_is_power_of_2(conf->nb_items) ||
-			conf->max_pkts == 0 || conf->max_pkts > RTE_GPU_COMM_LIST_PKTS_MAX) {
+			conf->max_pkts == 0 || conf->max_pkts > RTE_GPU_COMM_LIST_PKTS_MAX ||
+			(conf->inline_bytes != 0 && (conf->inline_bytes < GNIO_LQ_INLINE_MIN ||
+			conf->inline_bytes > GNIO_LQ_INLINE_MAX ||
+			conf->inline_bytes % GNIO_LQ_INLINE_STEP != 0))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -148,7 +192,8 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 		return NULL;
 	}
 	q->gpu_id = gpu;
-	q->gpu_wmb = !conf->cpu_consumer;
+	/* The latency flavour's consumer never reads what READY announces: nothing to order. */
+	q->gpu_wmb = !conf->cpu_consumer && conf->inline_bytes == 0;
 	q->nb_items = n;
 	q->mask = n - 1;
 	q->max_pkts = conf->max_pkts;
@@ -182,6 +227,8 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 	if (q->dev->verdicts == NULL || q->dev->item_port == NULL || q->dev->item_uniform == NULL ||
 			q->dev->pkt_len == NULL ||
 			(!conf->cpu_consumer && (q->dev->segs == NULL || q->dev->pkt_segs == NULL)))
+		goto nomem;
+	if (conf->inline_bytes != 0 && bq_lines_create(q, conf) != 0)
 		goto nomem;
 	q->dev->items = (struct gnio_comm_item *)q->list;
 	q->dev->status = q->status;
@@ -267,6 +314,81 @@ bq_describe_segs(struct gnio_burstq *q, uint32_t slot, uint32_t idx, const struc
 	*ps = GNIO_BQ_SEGS(first, k);
 }
 
+/* Eight words (a 64-byte line) with whole-line stores: non-temporal 16-byte stores on x86. */
+static inline void
+bq_line_store(uint64_t *GNIO_RESTRICT dst, const uint64_t *GNIO_RESTRICT w)
+{
+#ifdef RTE_ARCH_X86
+	for (int k = 0; k < 4; k++)
+		_mm_stream_si128((__m128i *)dst + k, _mm_loadu_si128((const __m128i *)w + k));
+#else
+	for (int k = 0; k < 8; k++)
+		__atomic_store_n(&dst[k], w[k], __ATOMIC_RELAXED);
+#endif
+}
+
+/*
+ * A long packet's bytes past the inline copy, as read-only segments: the rest
+ * of its first segment, then its chain (GNIO_LQ_NOSEGS when they do not fit).
+ */
+static __rte_noinline uint32_t
+bq_line_segs(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint32_t copied)
+{
+	struct gnio_seg *tab = (struct gnio_seg *)(uintptr_t)&q->dev->lq_segs[
+			(size_t)(seq & q->lq_mask) * GNIO_LQ_SEGS];
+	uint32_t k = 0;
+
+	if (m->data_len > copied) {
+		tab[k].addr = rte_pktmbuf_mtod_offset(m, const uint8_t *, copied);
+		tab[k++].len = m->data_len - copied;
+	}
+	for (const struct rte_mbuf *s = m->next; s != NULL; s = s->next) {
+		if (k == GNIO_LQ_SEGS)
+			return GNIO_LQ_NOSEGS;
+		tab[k].addr = rte_pktmbuf_mtod(s, const uint8_t *);
+		tab[k++].len = s->data_len;
+	}
+	return k;
+}
+
+/*
+ * Write packet @p m as packet @p seq into its request slot: the header line,
+ * then its first inline_bytes (zero past its first segment), every word
+ * tagged, every line whole (gnio_line.h).
+ */
+static inline void
+bq_line_write(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint16_t port)
+{
+	uint64_t *GNIO_RESTRICT slot = &q->dev->lq_req[(size_t)(seq & q->lq_mask) * q->lq_words];
+	const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t copied = RTE_MIN((uint32_t)m->data_len, q->dev->lq_inline), segs = 0;
+	uintptr_t addr = (uintptr_t)data;
+	uint64_t w[8];
+
+	if (m->pkt_len > copied)
+		segs = bq_line_segs(q, seq, m, copied);
+	w[GNIO_LQ_R_LEN] = gnio_lq_word(m->pkt_len, seq);
+	w[GNIO_LQ_R_PORT] = gnio_lq_word(port | segs << 16, seq);
+	w[GNIO_LQ_R_DLEN] = gnio_lq_word(copied, seq);
+	w[3] = gnio_lq_word(0, seq);
+	w[GNIO_LQ_R_ADDR_LO] = gnio_lq_word((uint32_t)addr, seq);
+	w[GNIO_LQ_R_ADDR_HI] = gnio_lq_word((uint32_t)((uint64_t)addr >> 32), seq);
+	w[6] = gnio_lq_word(0, seq);
+	w[7] = gnio_lq_word(0, seq);
+	bq_line_store(slot, w);
+	for (uint32_t off = 0; off < q->dev->lq_inline; off += 32) {
+		uint32_t b[8] = { 0 };
+
+		if (off + 32 <= copied)
+			memcpy(b, data + off, 32);
+		else if (off < copied)
+			memcpy(b, data + off, copied - off);
+		for (int k = 0; k < 8; k++)
+			w[k] = gnio_lq_word(b[k], seq);
+		bq_line_store(slot + GNIO_LQ_HDR_WORDS + off / 4, w);
+	}
+}
+
 void
 gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t tsc)
 {
@@ -278,9 +400,18 @@ gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t
 	if (q->fill == 0) {
 		q->fill_port = rx_port;
 		q->first_tsc[slot] = tsc;
+		if (q->lq_words != 0)
+			q->item_first[slot] = q->pkt_head;
 	}
-	/* A CPU consumer reads the mbufs; only a GPU needs descriptors. */
-	if (q->gpu_wmb) {
+	if (q->lq_words != 0) {
+		/* Latency flavour: each packet goes to the consumer now, not at publish. */
+		for (uint32_t i = 0; i < n; i++)
+			bq_line_write(q, q->pkt_head + i, it->mbufs[q->fill + i], rx_port);
+		/* Not an ordering fence (each word stands alone): the write-combining buffers go out now. */
+		rte_wmb();
+		gnio_shm_flag_store(&q->pkt_head, q->pkt_head + n);
+	} else if (q->gpu_wmb) {
+		/* A CPU consumer reads the mbufs; only a GPU needs descriptors. */
 		struct rte_mbuf *const *GNIO_RESTRICT mb = &it->mbufs[q->fill];
 		struct rte_gpu_comm_pkt *GNIO_RESTRICT pl = &it->pkt_list[q->fill];
 		uint32_t *GNIO_RESTRICT plen = &q->dev->pkt_len[(size_t)slot * q->max_pkts + q->fill];
@@ -357,6 +488,82 @@ gnio_burstq_publish(struct gnio_burstq *q)
 	return 1;
 }
 
+/*
+ * Take the answer to packet @p seq (gnio_line.h): false while any word it
+ * needs does not carry the packet's tag yet. Then its changed bytes go into
+ * the mbuf's first segment, its verdict to @p verdict, and the words taken are
+ * zeroed (so none is read again for a later packet).
+ */
+static inline bool
+bq_line_take(struct gnio_burstq *q, uint32_t seq, struct rte_mbuf *m, uint16_t *verdict)
+{
+	uint64_t *a = &q->dev->lq_ans[(size_t)(seq & q->lq_mask) * q->lq_words];
+	uint32_t nmask = (q->dev->lq_inline / 4 + 31) / 32, mask[GNIO_LQ_MASK_WORDS];
+	uint64_t v = __atomic_load_n(&a[GNIO_LQ_A_VERDICT], __ATOMIC_RELAXED);
+	uint32_t any = 0;
+
+	if (!gnio_lq_is(v, seq))
+		return false;
+	for (uint32_t k = 0; k < nmask; k++) {
+		uint64_t w = __atomic_load_n(&a[GNIO_LQ_A_MASK + k], __ATOMIC_RELAXED);
+
+		if (!gnio_lq_is(w, seq))
+			return false;
+		mask[k] = gnio_lq_val(w);
+		any |= mask[k];
+	}
+	for (uint32_t j = 0; any != 0 && j < q->dev->lq_inline / 4; j++)
+		if (gnio_lq_changed(mask, j) &&
+				!gnio_lq_is(__atomic_load_n(&a[GNIO_LQ_HDR_WORDS + j], __ATOMIC_RELAXED), seq))
+			return false;
+	/* Every word is there: apply, then zero what was read. */
+	for (uint32_t j = 0; any != 0 && j < q->dev->lq_inline / 4; j++) {
+		uint32_t b, at = 4 * j;
+
+		if (!gnio_lq_changed(mask, j))
+			continue;
+		b = gnio_lq_val(a[GNIO_LQ_HDR_WORDS + j]);
+		if (at < m->data_len)
+			memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, at), &b,
+					RTE_MIN(4u, (uint32_t)m->data_len - at));
+		__atomic_store_n(&a[GNIO_LQ_HDR_WORDS + j], 0, __ATOMIC_RELAXED);
+	}
+	for (uint32_t k = 0; k <= nmask; k++)
+		__atomic_store_n(&a[k], 0, __ATOMIC_RELAXED);
+	*verdict = (uint16_t)gnio_lq_val(v);
+	return true;
+}
+
+/*
+ * Latency flavour: is the tail item READY and every packet of it answered?
+ * Answers are taken as they come (ans_done), so a poll does not read the
+ * taken ones again. Then the item is DONE, unless fail_ready() made it ERROR
+ * meanwhile (both compare and swap READY).
+ */
+static bool
+bq_lines_done(struct gnio_burstq *q, uint32_t slot)
+{
+	struct rte_mbuf **mb = q->list[slot].mbufs;
+	uint16_t *verd = &q->dev->verdicts[(size_t)slot * q->max_pkts];
+	uint32_t nb = q->list[slot].num_pkts, first = q->item_first[slot], ready = GNIO_BQ_READY;
+	uint16_t v0;
+	bool same = true;
+
+	while (q->ans_done < nb) {
+		if (!bq_line_take(q, first + q->ans_done, mb[q->ans_done], &verd[q->ans_done]))
+			return false;
+		q->ans_done++;
+	}
+	v0 = verd[0];
+	for (uint32_t i = 1; i < nb; i++)
+		same &= verd[i] == v0;
+	q->dev->item_uniform[slot] = nb != 0 && same && !gnio_verdict_is_drop(v0) ?
+		GNIO_BQ_UNIFORM | v0 : 0u;
+	__atomic_compare_exchange_n(bq_status(q, q->tail), &ready, GNIO_BQ_DONE, false,
+			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	return true;
+}
+
 bool
 gnio_burstq_peek_done(struct gnio_burstq *q, struct gnio_bq_done *done)
 {
@@ -366,6 +573,8 @@ gnio_burstq_peek_done(struct gnio_burstq *q, struct gnio_bq_done *done)
 	if (q->tail == gnio_shm_flag_load(&q->published))
 		return false;
 	st = gnio_shm_status_acquire(bq_status(q, q->tail));
+	if (st == GNIO_BQ_READY && q->lq_words != 0 && bq_lines_done(q, slot))
+		st = gnio_shm_status_acquire(bq_status(q, q->tail));
 	if (st != GNIO_BQ_DONE && st != GNIO_BQ_ERROR)
 		return false;
 	done->mbufs = q->list[slot].mbufs;
@@ -388,6 +597,14 @@ gnio_burstq_release(struct gnio_burstq *q)
 	 * Not rte_gpu_comm_cleanup_list(): in DPDK 22.11 it stores FREE before it
 	 * clears num_pkts, so a producer on another lcore can lose its count.
 	 */
+	if (q->lq_words != 0) {
+		/* Answers of a failed item that came anyway are never taken: zero them. */
+		if (gnio_shm_status_acquire(bq_status(q, q->tail)) == GNIO_BQ_ERROR)
+			for (uint32_t i = q->ans_done; i < q->list[slot].num_pkts; i++)
+				memset(&q->dev->lq_ans[(size_t)((q->item_first[slot] + i) & q->lq_mask) *
+						q->lq_words], 0, q->lq_words * sizeof(uint64_t));
+		q->ans_done = 0;
+	}
 	q->list[slot].num_pkts = 0;
 	gnio_shm_status_release(bq_status(q, q->tail), GNIO_BQ_FREE);
 	/* Read by other lcores (drain checks) through gnio_burstq_in_flight. */
@@ -402,11 +619,16 @@ gnio_burstq_fail_ready(struct gnio_burstq *q, uint16_t reason, uint64_t *pkts)
 	for (uint32_t i = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE); i != end; i++) {
 		uint32_t *s = bq_status(q, i);
 
-		if (gnio_shm_status_acquire(s) == GNIO_BQ_READY) {
-			q->fail_reason[i & q->mask] = reason;
+		uint32_t ready = GNIO_BQ_READY;
+
+		if (gnio_shm_status_acquire(s) != GNIO_BQ_READY)
+			continue;
+		q->fail_reason[i & q->mask] = reason;
+		/* A compare and swap: completion may be making a latency-flavour item DONE. */
+		if (__atomic_compare_exchange_n(s, &ready, GNIO_BQ_ERROR, false, __ATOMIC_ACQ_REL,
+				__ATOMIC_ACQUIRE)) {
 			if (pkts != NULL)
 				*pkts += q->list[i & q->mask].num_pkts;
-			gnio_shm_status_release(s, GNIO_BQ_ERROR);
 			n++;
 		}
 	}
@@ -417,6 +639,12 @@ uint32_t
 gnio_burstq_published(const struct gnio_burstq *q)
 {
 	return gnio_shm_flag_load(&q->published);
+}
+
+uint32_t
+gnio_burstq_lines_written(const struct gnio_burstq *q)
+{
+	return gnio_shm_flag_load(&q->pkt_head);
 }
 
 uint32_t

@@ -5,6 +5,11 @@
  * lcore), one consumer (host worker or GPU kernel, see gnio_shm.h) and one
  * completion lcore. Items complete in order.
  *
+ * The latency flavour (gnio_burstq_conf.inline_bytes) keeps the items on the
+ * CPU side (completion in order, the same calls) but hands each packet to the
+ * consumer in flagged lines (gnio_line.h) at once; an item is done when every
+ * packet of it was answered.
+ *
  * Thread safety: gnio_burstq_add/publish/room are called by the producer only;
  * gnio_burstq_peek_done/release by the completion side only; create/destroy
  * when neither runs. Producer and completion may run on different lcores.
@@ -30,6 +35,11 @@ struct gnio_burstq_conf {
 	bool cpu_consumer;   /**< the consumer is a CPU thread: it reads the mbufs themselves,
 	                          so no packet descriptors are written, and the release store
 	                          orders enough (rte_gpu_wmb() is skipped) */
+	uint16_t inline_bytes; /**< 0: items of descriptors; else the latency flavour
+	                          (gnio_line.h): the first inline_bytes of each packet are
+	                          written into flagged lines as soon as it is received, and the
+	                          consumer answers in flagged lines; GNIO_LQ_INLINE_MIN ..
+	                          GNIO_LQ_INLINE_MAX, a multiple of GNIO_LQ_INLINE_STEP */
 };
 
 /** A completed item, as seen by the completion lcore. */
@@ -117,6 +127,13 @@ uint32_t gnio_burstq_fail_ready(struct gnio_burstq *q, uint16_t reason, uint64_t
  * A consumer starting after a stop (everything drained or failed) begins here.
  */
 uint32_t gnio_burstq_published(const struct gnio_burstq *q);
+
+/**
+ * Latency flavour: sequence number of the next packet to be written into the
+ * flagged lines (packets written so far). A consumer starting after a stop
+ * begins here; at stop, what it must answer ends here.
+ */
+uint32_t gnio_burstq_lines_written(const struct gnio_burstq *q);
 
 /** Items published and not yet released. */
 uint32_t gnio_burstq_in_flight(const struct gnio_burstq *q);

@@ -95,6 +95,37 @@ bi_item_csum_chain(void *const *mb, uint32_t nb, uint16_t rx_port, uint16_t tx_p
 	return nb != 0 && differ == 0 && !gnio_verdict_is_drop(first) ? GNIO_ITEM_UNIFORM | first : 0;
 }
 
+/* Per packet (the latency flavour's host reader): the engine on the packet as given. */
+#define BI_X_PKT(e, n, g, h) \
+static uint16_t \
+bi_pkt_ ## n(struct gnio_pkt *pk, void *state) \
+{ \
+	return gnio_eng_ ## n(state, pk->data, pk->len, pk->pkt_len, pk->rx_port); \
+}
+GNIO_ENGINES(BI_X_PKT)
+#undef BI_X_PKT
+
+/* csum per packet: its segments past the first too. */
+static uint16_t
+bi_pkt_csum_segs(struct gnio_pkt *pk, void *state)
+{
+	return gnio_eng_csum_segs(state, pk->data, pk->len, pk->pkt_len, pk->rx_port, pk->segs,
+			pk->nb_segs);
+}
+
+/* The CPU per-packet function of each engine. */
+static gnio_host_pkt_fn *
+bi_host_pkt(unsigned int id)
+{
+	static gnio_host_pkt_fn *const fns[GNIO_ENGINE_MAX] = {
+#define BI_X_FN(e, n, g, h) [GNIO_ENGINE_ ## e] = bi_pkt_ ## n,
+		GNIO_ENGINES(BI_X_FN)
+#undef BI_X_FN
+	};
+
+	return id == GNIO_ENGINE_CSUM ? bi_pkt_csum_segs : fns[id];
+}
+
 /* The CPU item function of each engine (csum: across segments). */
 static gnio_host_item_fn *
 bi_host_item(unsigned int id)
@@ -135,6 +166,7 @@ gnio_builtin_init(void)
 	done = true;
 	for (unsigned int id = 0; id < GNIO_ENGINE_MAX; id++) {
 		bi_handlers[id].host_item = bi_host_item(id);
+		bi_handlers[id].host_pkt = bi_host_pkt(id);
 		bi_handlers[id].cuda = gnio_builtin_cuda(id);
 		gnio_handler_register(&bi_handlers[id]);
 	}

@@ -231,6 +231,7 @@ gnio_pipeline_create(const struct gnio_conf *cc, char *err, size_t err_len)
 			.max_pkts = c->item_pkts,
 			.socket = p->rxq[i].socket < 0 ? SOCKET_ID_ANY : p->rxq[i].socket,
 			.cpu_consumer = !ops->gpu,
+			.inline_bytes = c->inline_bytes,
 		};
 
 		p->rxq[i].bq = gnio_burstq_create(&bc);

@@ -19,6 +19,7 @@
 #include <rte_gpudev.h>
 
 #include "gnio_builtin.h"
+#include "gnio_cuda_launch.h"
 #include "gnio_engine_list.h"
 #include "gnio_gpu_cuda.h"
 #include "gnio_topo.h"
@@ -300,6 +301,7 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 	pc->item_pkts = c->queue.item_pkts;
 	pc->ring_items = c->queue.ring_items;
 	pc->flush_us = c->queue.flush_us;
+	pc->inline_bytes = c->queue.inline_bytes;
 	pc->nb_mbufs = c->mem.nb_mbufs;
 	pc->mbuf_size = c->mem.mbuf_size;
 	pc->split_hdr = c->mem.split_hdr;
@@ -332,6 +334,10 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 				RTE_GPU_COMM_LIST_PKTS_MAX);
 	if (pc->ring_items < 2 || !rte_is_power_of_2(pc->ring_items))
 		PL_FAILV(EINVAL, "queue.ring_items (--ring-items) must be a power of two >= 2");
+	if (pc->inline_bytes != 0 && (pc->inline_bytes < GNIO_LQ_INLINE_MIN ||
+			pc->inline_bytes > GNIO_LQ_INLINE_MAX || pc->inline_bytes % GNIO_LQ_INLINE_STEP != 0))
+		PL_FAILV(EINVAL, "queue.inline_bytes (--inline-bytes=%u) must be 0 or %u..%u, a multiple of %u",
+				pc->inline_bytes, GNIO_LQ_INLINE_MIN, GNIO_LQ_INLINE_MAX, GNIO_LQ_INLINE_STEP);
 	if (pc->nb_cores == 0 || pc->nb_cores > nb_workers)
 		PL_FAILV(EINVAL, "rx.nb_cores (--nb-cores=%u): the EAL gave %u worker lcores (-l)", pc->nb_cores,
 				nb_workers);
@@ -349,6 +355,9 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 		PL_FAILV(ENOENT, "consumer.name (--consumer=%s): not built in (have: %s)", pc->consumer,
 				gnio_consumer_names());
 	p->ops = ops;
+	if (pc->inline_bytes != 0 && !ops->lines)
+		PL_FAILV(ENOTSUP, "queue.inline_bytes (--inline-bytes=%u): consumer %s does not serve flagged "
+				"lines; use cuda or host (--consumer)", pc->inline_bytes, pc->consumer);
 	/* The handler. */
 	p->handler_name = c->consumer.handler != NULL ? c->consumer.handler : "io";
 	pc->handler = gnio_handler_find(p->handler_name);
@@ -361,6 +370,10 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 	/* Packet memory: the GPU must read it (pinned) unless the consumer copies, or is a CPU. */
 	pc->mem = c->mem.mode != GNIO_MEM_AUTO ? c->mem.mode :
 		ops->gpu && !ops->copies ? GNIO_MEM_PINNED : GNIO_MEM_HOST;
+	if (pc->inline_bytes != 0 && pc->mem == GNIO_MEM_GPU)
+		PL_FAILV(EINVAL, "queue.inline_bytes (--inline-bytes=%u): the CPU copies each packet's first "
+				"bytes, so packet memory cannot be the GPU's: mem.mode pinned (--mem=pinned)",
+				pc->inline_bytes);
 	if (ops->gpu && !ops->copies && pc->mem == GNIO_MEM_HOST)
 		PL_FAILV(EINVAL, "consumer %s cannot read host memory (not registered with the GPU): "
 				"mem.mode must be pinned or gpu (--mem=pinned)", pc->consumer);
@@ -383,6 +396,16 @@ pl_handler_check(const struct pl_conf *pc, const struct gnio_handler *h, char *e
 				h->name);
 	if (ops != NULL && ops->gpu && h->cuda == NULL)
 		PL_FAILV(ENOTSUP, "handler %s has no GPU code: use consumer.name host (--consumer)", h->name);
+	if (pc->inline_bytes != 0 && ops != NULL && !ops->gpu && h->host_pkt == NULL)
+		PL_FAILV(ENOTSUP, "handler %s has no per-packet CPU code for the flagged lines "
+				"(queue.inline_bytes, --inline-bytes)", h->name);
+	if (pc->inline_bytes != 0 && ops != NULL && ops->gpu && h->cuda != NULL && h->cuda->lines == NULL)
+		PL_FAILV(ENOTSUP, "handler %s has no flagged-line kernel (built before queue.inline_bytes)",
+				h->name);
+	if ((h->flags & GNIO_HANDLER_GENERATES) && pc->inline_bytes != 0 && pc->txpkts > pc->inline_bytes)
+		PL_FAILV(EINVAL, "rx.txpkts (--txpkts=%u): %s writes whole packets, and with flagged lines "
+				"only queue.inline_bytes (--inline-bytes=%u) are written back", pc->txpkts,
+				h->name, pc->inline_bytes);
 	if ((h->flags & GNIO_HANDLER_GENERATES) && pc->txpkts < GNIO_TXONLY_MIN_LEN)
 		PL_FAILV(EINVAL, "rx.txpkts (--txpkts) must be at least %u for %s", GNIO_TXONLY_MIN_LEN, h->name);
 	if ((h->flags & GNIO_HANDLER_GENERATES) && pc->txpkts > pc->mbuf_size - RTE_PKTMBUF_HEADROOM)

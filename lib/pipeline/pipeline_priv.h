@@ -56,6 +56,7 @@ struct pl_conf {
 	void *state;                         /* the application's handler state */
 	const char *kernel;                  /* cuda-kernel: the user kernel's name */
 	uint32_t flush_us;
+	uint16_t inline_bytes;               /* 0: descriptor items; else the latency flavour */
 	uint32_t ring_items;
 	enum gnio_overload overload;
 	uint64_t max_packets;

@@ -8,7 +8,10 @@
  *  - every engine on each CUDA consumer (persistent, per-burst, graph, staged)
  *    with pinned memory on net_ring ports: output bytes and drop reasons
  *    identical to the host consumer's on the same input (crafted and random
- *    packets, a quarter of them chained mbufs cut at random points).
+ *    packets, a quarter of them chained mbufs cut at random points);
+ *  - the same through the latency queue (flagged lines: "cuda:lines" and
+ *    "host:lines", 128 inline bytes, 256 for txonly's 200-byte packets, so
+ *    long and chained packets are read past the inline copy).
  * Usage: test_cuda [--probe]   (--probe: exit 0 if a CUDA GPU is there, else 77)
  */
 #include <stdlib.h>
@@ -271,10 +274,15 @@ make_packet(int i)
 	return h;
 }
 
-/* One run: engine @p eng on consumer @p cons, corpus in on port A, out of port B. */
+/*
+ * One run: engine @p eng on consumer @p cons, corpus in on port A, out of port
+ * B. "NAME:lines": consumer NAME on the latency queue (flagged lines).
+ */
 static int
-run(const char *eng, const char *cons, struct result *r)
+run(const char *eng, const char *cons_lines, struct result *r)
 {
+	char cons[32];
+	bool lines = strstr(cons_lines, ":lines") != NULL;
 	static int run_id;
 	struct rte_ring *rx[2], *tx[2];
 	uint16_t ports[2];
@@ -294,6 +302,7 @@ run(const char *eng, const char *cons, struct result *r)
 		ports[p] = (uint16_t)rte_eth_from_rings(name, &rx[p], 1, &tx[p], 1, 0);
 	}
 	run_id++;
+	snprintf(cons, sizeof(cons), "%.*s", (int)strcspn(cons_lines, ":"), cons_lines);
 	gnio_conf_defaults(&c);
 	c.ports.nb = 2;
 	c.ports.ids = ports;
@@ -312,9 +321,11 @@ run(const char *eng, const char *cons, struct result *r)
 		c.rx.max_packets = (uint64_t)npkt;
 		c.rx.txpkts = 200;
 	}
+	if (lines)
+		c.queue.inline_bytes = gen ? 256 : 128;
 	pl = gnio_pipeline_create(&c, err, sizeof(err));
 	if (pl == NULL) {
-		fprintf(stderr, "FAIL: %s on %s: %s\n", eng, cons, err);
+		fprintf(stderr, "FAIL: %s on %s: %s\n", eng, cons_lines, err);
 		gnio_test_failures++;
 		return -1;
 	}
@@ -337,10 +348,10 @@ run(const char *eng, const char *cons, struct result *r)
 		CHECK(gnio_pipeline_poll(pl) >= 0);
 		rte_delay_ms(5);
 	}
-	printf("  %s on %s: all packets out after %.1f ms\n", eng, cons,
+	printf("  %s on %s: all packets out after %.1f ms\n", eng, cons_lines,
 			(double)(rte_get_timer_cycles() - t0) * 1e3 / (double)rte_get_timer_hz());
 	if (gnio_pipeline_stop(pl) != 0) {
-		fprintf(stderr, "FAIL: %s on %s: stop: %s\n", eng, cons, gnio_pipeline_error(pl));
+		fprintf(stderr, "FAIL: %s on %s: stop: %s\n", eng, cons_lines, gnio_pipeline_error(pl));
 		gnio_test_failures++;
 	}
 	gnio_pipeline_check(pl, &chk);
@@ -413,7 +424,8 @@ sort_result(struct result *r)
 static void
 test_engines(void)
 {
-	static const char *const consumers[] = { "cuda", "cuda-burst", "cuda-graph", "cuda-staged" };
+	static const char *const consumers[] = { "cuda", "cuda-burst", "cuda-graph", "cuda-staged",
+		"cuda:lines", "host:lines" };
 	struct result *ref = calloc(1, sizeof(*ref)), *got = calloc(1, sizeof(*got));
 
 	REQUIRE(ref != NULL && got != NULL);

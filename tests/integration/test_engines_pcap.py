@@ -6,7 +6,9 @@ equal the prediction exactly; drops must match by reason.
 With --chained the jumbo frames are received as chained mbufs (engines see their
 first segment and validate lengths against the whole packet; csum sums every
 segment, so a flipped byte in any of them is bad_csum): same expectations.
-Usage: test_engines_pcap.py ENGINE [--chained] [--consumer NAME --gpu NAME --mem MODE]"""
+With --inline-bytes N the packets go through the latency queue (their first N
+bytes in flagged lines, the rest read from packet memory): the same results.
+Usage: test_engines_pcap.py ENGINE [--chained] [--inline-bytes N] [--consumer NAME --gpu NAME --mem MODE]"""
 import argparse
 import os
 import struct
@@ -267,8 +269,11 @@ def main():
     ap.add_argument("--mem", default=None)
     ap.add_argument("--chained", action="store_true",
                     help="default mbuf size: the jumbo frame arrives as a chained mbuf")
+    ap.add_argument("--inline-bytes", type=int, default=0,
+                    help="through the latency queue: the first N bytes in flagged lines")
     args = ap.parse_args()
-    ck = Checker("engine-%s-%s%s" % (args.engine, args.consumer, "-chained" if args.chained else ""))
+    ck = Checker("engine-%s-%s%s%s" % (args.engine, args.consumer, "-chained" if args.chained else "",
+                                      "-lines%d" % args.inline_bytes if args.inline_bytes else ""))
     good, bad = corpus()
     inputs = good + bad
     tmp = tempfile.mkdtemp(prefix="gnio-pcap-")
@@ -277,6 +282,8 @@ def main():
            "--json=" + js, "--burst=8"] + ([] if args.chained else ["--mbuf-size=10240"])
     if args.mem:
         app.append("--mem=" + args.mem)
+    if args.inline_bytes:
+        app.append("--inline-bytes=%d" % args.inline_bytes)
     if args.engine == "txonly":
         n = 40
         vdev = "net_pcap0,tx_pcap=" + out

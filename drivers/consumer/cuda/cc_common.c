@@ -129,6 +129,12 @@ cc_destroy(struct gnio_consumer *c)
 	c->priv = NULL;
 }
 
+bool
+cc_lines(const struct gnio_consumer *c, uint32_t i)
+{
+	return gnio_burstq_dev(c->qs[i])->lq_inline != 0;
+}
+
 void
 cc_start(struct gnio_consumer *c)
 {
@@ -139,8 +145,9 @@ cc_start(struct gnio_consumer *c)
 	for (uint32_t i = 0; i < c->nb_qs; i++) {
 		uint32_t seq = gnio_burstq_published(c->qs[i]);
 
-		x->start[i] = seq;
-		x->final[i] = seq;
+		/* Flagged lines: the kernel counts packets, not items. */
+		x->start[i] = cc_lines(c, i) ? gnio_burstq_lines_written(c->qs[i]) : seq;
+		x->final[i] = x->start[i];
 		x->hcons[i] = seq;
 		gnio_shm_flag_store(&x->cursor[i], seq);
 		x->wd_seq[i] = UINT32_MAX;
@@ -213,7 +220,8 @@ cc_stop_begin(struct gnio_consumer *c)
 
 	/* What was published is final (producers stopped); then quit, for every spin loop. */
 	for (uint32_t i = 0; i < c->nb_qs; i++)
-		x->final[i] = gnio_burstq_published(c->qs[i]);
+		x->final[i] = cc_lines(c, i) ? gnio_burstq_lines_written(c->qs[i]) :
+			gnio_burstq_published(c->qs[i]);
 	rte_wmb();
 	rte_gpu_comm_set_flag(&c->quit, GNIO_QUIT_DRAIN);
 	rte_wmb();

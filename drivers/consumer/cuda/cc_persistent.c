@@ -125,6 +125,7 @@ const struct gnio_consumer_ops gnio_cc_persistent_ops = {
 	.name = "cuda",
 	.help = "CUDA persistent kernel polling the burst queues",
 	.gpu = true,
+	.lines = true,
 	.create = cc_create,
 	.start = ccp_start,
 	.stop = ccp_stop,

@@ -83,6 +83,9 @@ int cc_create(struct gnio_consumer *c);
 /* Free it. */
 void cc_destroy(struct gnio_consumer *c);
 
+/* Is queue @p i of the latency flavour (flagged lines)? */
+bool cc_lines(const struct gnio_consumer *c, uint32_t i);
+
 /* Start: every queue from its next item, the launch inputs of this run. */
 void cc_start(struct gnio_consumer *c);
 

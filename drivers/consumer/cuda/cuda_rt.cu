@@ -312,7 +312,16 @@ gnio_cuda_rt_persistent(gnio_cuda_rt *rt, const struct gnio_cuda_kernels *k,
 
 	if (ret != 0)
 		return ret;
-	RT_LAUNCHED(k->persistent(&l, blocks, rt->stream), "persistent kernel launch");
+	/* Queues of the latency flavour (all of a pipeline's are one flavour): the flagged-line kernel. */
+	if (l.nb_qs != 0 && l.qs[0]->lq_inline != 0) {
+		if (k->lines == NULL) {
+			snprintf(err, len, "the handler has no flagged-line kernel");
+			return -ENOTSUP;
+		}
+		RT_LAUNCHED(k->lines(&l, blocks, rt->stream), "flagged-line kernel launch");
+	} else {
+		RT_LAUNCHED(k->persistent(&l, blocks, rt->stream), "persistent kernel launch");
+	}
 	rt->launches++;
 	return 0;
 }

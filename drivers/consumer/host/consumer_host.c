@@ -18,16 +18,19 @@
 
 #include "gnio_config.h"
 #include "gnio_consumer.h"
+#include "gnio_lines_cpu.h"
 #include "gnio_log.h"
 
 RTE_LOG_REGISTER(chost_logtype, gnio.consumer.host, NOTICE);
 
 /* Items taken from one queue per pass, so that no queue starves the others. */
 #define CHOST_ITEMS_PER_PASS 4
+/* Latency flavour: packets served from one queue per pass. */
+#define CHOST_LINES_PER_PASS 32
 
 struct chost {
 	gnio_host_item_fn *item;  /* the handler's CPU code */
-	uint32_t *cons;          /* next item per queue (consumer lcore only) */
+	uint32_t *cons;          /* next item (latency flavour: packet) per queue (consumer lcore) */
 	struct gnio_bq_dev **dev; /* consumer view of each queue */
 	uint64_t items;
 	uint64_t pkts;
@@ -43,7 +46,8 @@ chost_create(struct gnio_consumer *c)
 {
 	struct chost *h;
 
-	if (c->handler == NULL || c->handler->host_item == NULL) {
+	if (c->handler == NULL || c->handler->host_item == NULL ||
+			(gnio_burstq_dev(c->qs[0])->lq_inline != 0 && c->handler->host_pkt == NULL)) {
 		snprintf(c->error, sizeof(c->error), "handler %s has no CPU code (a GPU consumer "
 				"runs it)", c->handler != NULL ? c->handler->name : "(none)");
 		return -ENOTSUP;
@@ -73,9 +77,26 @@ chost_start(struct gnio_consumer *c)
 	h->item = c->handler->host_item;
 	/* After a stop every item was completed or failed: begin at the next one. */
 	for (uint32_t qi = 0; qi < c->nb_qs; qi++)
-		h->cons[qi] = gnio_burstq_published(c->qs[qi]);
+		h->cons[qi] = h->dev[qi]->lq_inline != 0 ? gnio_burstq_lines_written(c->qs[qi]) :
+			gnio_burstq_published(c->qs[qi]);
 	gnio_shm_flag_store(&h->drained, 0);
 	return rte_gpu_comm_set_flag(&c->quit, 0);
+}
+
+/* Latency flavour: serve the packets of queue @p qi that are there, a pass's worth. */
+static unsigned int
+chost_lines(struct gnio_consumer *c, struct chost *h, uint32_t qi)
+{
+	uint32_t n = 0;
+
+	while (n < CHOST_LINES_PER_PASS && gnio_lines_serve(h->dev[qi], h->cons[qi] + n,
+			c->handler->host_pkt, c->state, c->fwd, GNIO_MAX_PORTS))
+		n++;
+	h->cons[qi] += n;
+	__atomic_store_n(&h->pkts, h->pkts + n, __ATOMIC_RELAXED);
+	if (unlikely(c->slow_us != 0 && n != 0))
+		rte_delay_us_block(c->slow_us);
+	return n;
 }
 
 static unsigned int
@@ -93,6 +114,10 @@ chost_step(struct gnio_consumer *c)
 		struct gnio_bq_dev *d = h->dev[qi];
 		uint32_t mask = d->nb_items - 1, cons = h->cons[qi];
 
+		if (d->lq_inline != 0) {
+			done += chost_lines(c, h, qi);
+			continue;
+		}
 		for (int k = 0; k < CHOST_ITEMS_PER_PASS; k++) {
 			uint32_t slot = cons & mask;
 			struct gnio_comm_item *it = &d->items[slot];
@@ -181,6 +206,7 @@ chost_destroy(struct gnio_consumer *c)
 static const struct gnio_consumer_ops chost_ops = {
 	.name = "host",
 	.help = "persistent loop on a CPU worker lcore",
+	.lines = true,
 	.create = chost_create,
 	.start = chost_start,
 	.step = chost_step,

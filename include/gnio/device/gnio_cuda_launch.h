@@ -103,6 +103,11 @@ struct gnio_cuda_kernels {
 	 */
 	int (*staged)(void *state, uint8_t *buf, const uint32_t *desc, uint16_t *verd, uint32_t nb,
 			uint16_t rx_port, uint16_t tx_port, void *stream);
+	/**
+	 * The flagged-line kernel (queues of the latency flavour, gnio_line.h):
+	 * @p blocks of GNIO_CUDA_PERSISTENT_THREADS threads, warps_per_q + 1 warps per queue.
+	 */
+	int (*lines)(const struct gnio_cuda_launch *l, unsigned int blocks, void *stream);
 };
 
 #ifdef __cplusplus

@@ -458,6 +458,219 @@ k_persistent(gnio_cuda_launch l)
 	}
 }
 
+/* Flagged lines: warps of a queue that poll host memory at once, at most (the others wait in L2). */
+#define GNIO_LINES_AHEAD 16u
+/* Flagged lines: 16-byte chunks of a slot each lane reads, at most (GNIO_LQ_INLINE_MAX). */
+#define GNIO_LINES_ROUNDS ((GNIO_LQ_HDR_WORDS + GNIO_LQ_INLINE_MAX / 4 + 63) / 64)
+
+/* Raise *@p w to @p v unless it is already past it (sequence numbers wrap: not atomicMax). */
+__device__ __forceinline__ void
+seen_up_to(uint32_t *w, uint32_t v)
+{
+	uint32_t old = gnio_shm_dev_gpu_peek(w);
+
+	while ((int32_t)(v - old) > 0) {
+		uint32_t was = atomicCAS(w, old, v);
+
+		if (was == old)
+			break;
+		old = was;
+	}
+}
+
+/*
+ * The heartbeat warp of a flagged-line queue: the GPU time every millisecond
+ * (a fault is seen from the CPU long before CUDA names it); it leaves once
+ * every worker of its queue left (the stop word counts them).
+ */
+__device__ __forceinline__ void
+lines_heartbeat(const gnio_cuda_launch &l, uint32_t qi, qsync *sy, unsigned int lane)
+{
+	uint64_t beat = 0;
+
+	while (gnio_shm_dev_gpu_acquire(&sy->stop) < l.warps_per_q) {
+		uint64_t t = gnio_shm_dev_time_ns();
+
+		if (lane == 0 && l.heartbeat != NULL && t - beat >= 1000000) {
+			beat = t;
+			gnio_shm_dev_counter_store(&l.heartbeat[qi * GNIO_CUDA_HEARTBEAT_STRIDE], t);
+		}
+		__nanosleep(20000);
+	}
+}
+
+/*
+ * The flagged-line kernel (the latency flavour, gnio_line.h): per queue, one
+ * heartbeat warp and warps_per_q workers; worker w answers packets start + w,
+ * + warps_per_q, ... in turn, so each packet has exactly one reader. A worker
+ * polls its packet's request slot with the whole warp (each lane 16 bytes per
+ * round trip) until every word carries the packet's tag, copies the inline
+ * bytes to shared memory, runs handler H on them (lane 0; a warp-wide handler
+ * with all lanes, only lane 0's packet valid), and answers with the changed
+ * words, the mask and the verdict, each tagged: no fence on either side. Only
+ * the GNIO_LINES_AHEAD workers nearest the newest packet seen poll host
+ * memory; the others wait in L2. It leaves at GNIO_QUIT_NOW, or at
+ * GNIO_QUIT_DRAIN once its next packet is past final[] (packets written).
+ */
+template <class H>
+__global__ void
+k_lines(gnio_cuda_launch l)
+{
+	constexpr unsigned int warps = GNIO_CUDA_PERSISTENT_THREADS / 32;
+	__shared__ __align__(16) uint32_t buf[warps][GNIO_LQ_INLINE_MAX / 4];
+	__shared__ uint32_t cmask[warps][GNIO_LQ_MASK_WORDS];
+	unsigned int gw = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+	unsigned int lane = threadIdx.x & 31, wb = (threadIdx.x / 32) % warps;
+	unsigned int per_q = l.warps_per_q + 1;
+	uint64_t t_wait = 0, t_work = 0, items = 0, t0;
+	uint64_t *prof = l.prof != NULL ? l.prof + (size_t)GNIO_CUDA_PROF_WORDS * gw : NULL;
+	kstate ks = load_smem(l);
+	const uint64_t *rq;
+	uint64_t *an;
+	const gnio_seg *segs;
+	uint32_t qi, seq, words, chunks, nd, smask, polls = 0;
+	qsync *sy;
+
+	if (gw >= l.nb_qs * per_q)
+		return;
+	qi = gw / per_q;
+	sy = (qsync *)l.sync + qi;
+	if (gw % per_q == 0) {
+		lines_heartbeat(l, qi, sy, lane);
+		return;
+	}
+	{
+		/* The queue view lives in host memory: read once, not per packet. */
+		const gnio_bq_dev *d = l.qs[qi];
+
+		rq = d->lq_req;
+		an = d->lq_ans;
+		segs = d->lq_segs;
+		words = gnio_lq_slot_words(d->lq_inline);
+		nd = d->lq_inline / 4;
+		smask = d->lq_slots - 1;
+	}
+	chunks = words / 2;
+	seq = l.start[qi] + gw % per_q - 1;
+	t0 = gnio_shm_dev_time_ns();
+	for (;;) {
+		const uint64_t *req = rq + (size_t)(seq & smask) * words;
+		uint64_t *ans = an + (size_t)(seq & smask) * words;
+		uint64_t a[GNIO_LINES_ROUNDS], b[GNIO_LINES_ROUNDS], t1;
+		uint32_t quit = 0, port, dlen, plen;
+		bool ok = true;
+		gnio_pkt pk;
+		uint16_t v;
+
+		/* Far ahead of the newest packet seen: wait in L2, not over PCIe. */
+		if ((int32_t)(seq - gnio_shm_dev_gpu_peek(&sy->ready)) >= (int32_t)GNIO_LINES_AHEAD) {
+			if (lane == 0 && (++polls & 255u) == 0)
+				quit = gnio_shm_dev_flag_load(l.quit);
+			quit = __shfl_sync(0xffffffffu, quit, 0);
+			if (quit == GNIO_QUIT_NOW || (quit != 0 &&
+					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0))
+				break;
+			__nanosleep(64);
+			continue;
+		}
+		/* One round trip: every lane's chunks, and now and then the quit flag. */
+		if (lane == 0 && (++polls & 7u) == 0)
+			quit = gnio_shm_dev_flag_load(l.quit);
+#pragma unroll
+		for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+			unsigned int c = lane + 32 * r;
+
+			a[r] = b[r] = 0;
+			if (c < chunks) {
+				gnio_shm_dev_line_load(req + 2 * c, &a[r], &b[r]);
+				ok = ok && gnio_lq_is(a[r], seq) && gnio_lq_is(b[r], seq);
+			}
+		}
+		if (!__all_sync(0xffffffffu, ok)) {
+			quit = __shfl_sync(0xffffffffu, quit, 0);
+			/* final[] is written before quit: loaded after quit was seen, it is current. */
+			if (quit == GNIO_QUIT_NOW || (quit != 0 &&
+					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0))
+				break;
+			continue;
+		}
+		t1 = gnio_shm_dev_time_ns();
+		t_wait += t1 - t0;
+		if (lane == 0)
+			seen_up_to(&sy->ready, seq + 1);
+		/* Words 0-7 (lanes 0-3) are the header; chunk c >= 4 holds data words 2(c - 4), + 1. */
+		plen = __shfl_sync(0xffffffffu, (uint32_t)a[0], 0);
+		port = __shfl_sync(0xffffffffu, (uint32_t)b[0], 0);
+		dlen = __shfl_sync(0xffffffffu, (uint32_t)a[0], 1);
+#pragma unroll
+		for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+			unsigned int c = lane + 32 * r;
+
+			if (c >= 4 && c < chunks) {
+				buf[wb][2 * (c - 4)] = (uint32_t)a[r];
+				buf[wb][2 * (c - 4) + 1] = (uint32_t)b[r];
+			}
+		}
+		if (lane < GNIO_LQ_MASK_WORDS)
+			cmask[wb][lane] = 0;
+		__syncwarp();
+		pk.data = (uint8_t *)buf[wb];
+		pk.len = dlen;
+		pk.pkt_len = plen;
+		pk.rx_port = (uint16_t)port;
+		pk.tx_port = pair_port(ks, pk.rx_port);
+		pk.rsvd = 0;
+		pk.nb_segs = 0;
+		pk.segs = NULL;
+		if (plen > dlen && (port >> 16) != GNIO_LQ_NOSEGS) {
+			/* A long packet: its segment table was written before the words. */
+			gnio_shm_dev_acquire_fence();
+			pk.segs = segs + (size_t)(seq & smask) * GNIO_LQ_SEGS;
+			pk.nb_segs = (uint16_t)(port >> 16);
+		}
+		v = lane_packet<H>(pk, lane == 0, ks.state, lane);
+		v = __shfl_sync(0xffffffffu, v, 0);
+		__syncwarp();
+		/* The answer: changed words, then mask and verdict, each tagged, in any order. */
+#pragma unroll
+		for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+			unsigned int c = lane + 32 * r;
+
+			if (c >= 4 && c < chunks) {
+				uint32_t j = 2 * (c - 4);
+
+				if (buf[wb][j] != (uint32_t)a[r]) {
+					atomicOr(&cmask[wb][j / 32], 1u << (j % 32));
+					gnio_shm_dev_line_store(ans + GNIO_LQ_HDR_WORDS + j, gnio_lq_word(buf[wb][j], seq));
+				}
+				if (buf[wb][j + 1] != (uint32_t)b[r]) {
+					atomicOr(&cmask[wb][(j + 1) / 32], 1u << ((j + 1) % 32));
+					gnio_shm_dev_line_store(ans + GNIO_LQ_HDR_WORDS + j + 1,
+							gnio_lq_word(buf[wb][j + 1], seq));
+				}
+			}
+		}
+		__syncwarp();
+		if (lane < (nd + 31) / 32)
+			gnio_shm_dev_line_store(ans + GNIO_LQ_A_MASK + lane, gnio_lq_word(cmask[wb][lane], seq));
+		if (lane == 0)
+			gnio_shm_dev_line_store(ans + GNIO_LQ_A_VERDICT, gnio_lq_word(v, seq));
+		__syncwarp();
+		t0 = gnio_shm_dev_time_ns();
+		t_work += t0 - t1;
+		items++;
+		seq += l.warps_per_q;
+	}
+	if (lane == 0) {
+		atomicAdd(&sy->stop, 1u);
+		if (prof != NULL) {
+			prof[GNIO_CUDA_PROF_WAIT_NS] = t_wait;
+			prof[GNIO_CUDA_PROF_WORK_NS] = t_work;
+			prof[GNIO_CUDA_PROF_ITEMS] = items;
+		}
+	}
+}
+
 /* Per-burst mode: one launch, one warp, one item. */
 template <class H>
 __global__ void
@@ -544,6 +757,14 @@ struct launchers {
 	}
 
 	static int
+	lines(const gnio_cuda_launch *l, unsigned int blocks, void *stream)
+	{
+		k_lines<H><<<blocks, GNIO_CUDA_PERSISTENT_THREADS, smem_bytes(*l),
+			(cudaStream_t)stream>>>(*l);
+		return (int)cudaGetLastError();
+	}
+
+	static int
 	item(const gnio_cuda_launch *l, uint32_t q, uint32_t seq, void *stream)
 	{
 		k_item<H><<<1, 32, smem_bytes(*l), (cudaStream_t)stream>>>(*l, q, seq);
@@ -574,6 +795,12 @@ struct launchers {
 	{
 		GNIO_HOST_ITEM_BODY(H::packet)
 	}
+
+	static uint16_t
+	host_pkt(gnio_pkt *pkt, void *state)
+	{
+		return H::packet(pkt, state);
+	}
 };
 
 } /* namespace gnio */
@@ -581,7 +808,7 @@ struct launchers {
 
 /** The kernels of handler type @p H, as libgnio's consumers launch them. */
 #define GNIO_CUDA_KERNELS_OF(H) { gnio::launchers<H>::persistent, gnio::launchers<H>::item, \
-	gnio::launchers<H>::sweep, gnio::launchers<H>::staged }
+	gnio::launchers<H>::sweep, gnio::launchers<H>::staged, gnio::launchers<H>::lines }
 
 /**
  * Make handler type @p H (packet() is __host__ __device__) a handler named
@@ -591,7 +818,7 @@ struct launchers {
 #define GNIO_CUDA_HANDLER(sym, name, help, H) \
 	static const struct gnio_cuda_kernels sym ## _kernels = GNIO_CUDA_KERNELS_OF(H); \
 	static const struct gnio_handler sym = { (name), (help), 0, \
-		gnio::launchers<H>::host_item, &sym ## _kernels }; \
+		gnio::launchers<H>::host_item, &sym ## _kernels, gnio::launchers<H>::host_pkt }; \
 	static const int sym ## _registered __attribute__((unused)) = gnio_handler_register(&sym);
 
 /** The same for a handler whose packet() is __device__ only: it runs only on the GPU. */

@@ -26,6 +26,7 @@
 
 #include "../gnio_hd.h"
 #include "../gnio_seg.h"
+#include "gnio_line.h"
 
 /** Item states; equal to enum rte_gpu_comm_list_status (checked in burstq.c). */
 #define GNIO_BQ_FREE 0u     /**< the producer may fill it */
@@ -132,6 +133,15 @@ struct gnio_bq_dev {
 	uint32_t seg_cap;               /**< segs entries per item */
 	uint32_t nb_items;              /**< power of two */
 	uint32_t max_pkts;              /**< packets per item at most */
+	/* The latency flavour (flagged lines, gnio_line.h); lq_inline 0: not this flavour. */
+	uint64_t *lq_req;               /**< [lq_slots * gnio_lq_slot_words(lq_inline)] request
+	                                     slots: the producer writes, the consumer polls */
+	uint64_t *lq_ans;               /**< answer slots, same size: the consumer writes,
+	                                     completion reads and zeroes */
+	const struct gnio_seg *lq_segs; /**< [lq_slots * GNIO_LQ_SEGS] long packets' segments
+	                                     past the inline bytes (read only) */
+	uint32_t lq_slots;              /**< request and answer slots, a power of two */
+	uint32_t lq_inline;             /**< packet bytes copied into each request slot */
 };
 
 #ifndef __CUDA_ARCH__
@@ -265,6 +275,28 @@ __device__ __forceinline__ void
 gnio_shm_dev_status_release(uint32_t *status, uint32_t v)
 {
 	asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(status), "r"(v) : "memory");
+}
+
+/**
+ * Poll 16 bytes (aligned) of a flagged line (gnio_line.h) as two words,
+ * fetched again from host memory every time (ld.global.cv: a poll served from
+ * a stale cached copy was seen on the H200, see docs/GPU.md).
+ */
+__device__ __forceinline__ void
+gnio_shm_dev_line_load(const uint64_t *p, uint64_t *a, uint64_t *b)
+{
+	uint64_t x, y;
+
+	asm volatile("ld.global.cv.v2.u64 {%0, %1}, [%2];" : "=l"(x), "=l"(y) : "l"(p) : "memory");
+	*a = x;
+	*b = y;
+}
+
+/** Store one word of a flagged line to host memory (relaxed, system scope: no fence). */
+__device__ __forceinline__ void
+gnio_shm_dev_line_store(uint64_t *p, uint64_t v)
+{
+	asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
 /** Read a CPU-written control flag (quit): fetched again from memory every time. */
