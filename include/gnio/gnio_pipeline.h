@@ -270,8 +270,9 @@ struct gnio_consumer_stats {
 	uint64_t dispatched;     /**< items they saw READY and handed to workers */
 	uint64_t skipped;        /**< items handed out that workers left READY (drain bound) */
 	uint32_t warps;          /**< worker warps of the kernel */
-	uint8_t items_counted;   /**< the consumer counted the items it ran (a user kernel, after
-	                              it ended): items is checked against completion's count */
+	uint8_t items_counted;   /**< the consumer counted the items it ran (the host consumer; a
+	                              user kernel, after it ended): items is checked against
+	                              completion's count (packets, on flagged lines) */
 	uint64_t fault_mark_tsc; /**< debug.inject_fault: TSC when the kernel's "about to fault"
 	                              mark was first seen (0: not seen) */
 	uint64_t stopped_tsc;    /**< TSC when the persistent kernel was found stopped (its

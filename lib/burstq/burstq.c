@@ -64,6 +64,8 @@ struct gnio_burstq {
 	uint32_t tail __rte_cache_aligned;            /* oldest published item */
 	uint32_t ans_done;                            /* latency flavour: packets of the tail
 	                                                 item whose answers were taken */
+	uint64_t answered_late;                       /* latency flavour: packets of failed
+	                                                 items that were answered all the same */
 	/* Published-item count, written by the producer, read by completion. */
 	uint32_t published __rte_cache_aligned;
 };
@@ -598,11 +600,20 @@ gnio_burstq_release(struct gnio_burstq *q)
 	 * clears num_pkts, so a producer on another lcore can lose its count.
 	 */
 	if (q->lq_words != 0) {
-		/* Answers of a failed item that came anyway are never taken: zero them. */
-		if (gnio_shm_status_acquire(bq_status(q, q->tail)) == GNIO_BQ_ERROR)
-			for (uint32_t i = q->ans_done; i < q->list[slot].num_pkts; i++)
-				memset(&q->dev->lq_ans[(size_t)((q->item_first[slot] + i) & q->lq_mask) *
-						q->lq_words], 0, q->lq_words * sizeof(uint64_t));
+		/* Answers of a failed item that came anyway are never taken: count, then zero them. */
+		if (gnio_shm_status_acquire(bq_status(q, q->tail)) == GNIO_BQ_ERROR) {
+			uint64_t late = q->ans_done;
+
+			for (uint32_t i = q->ans_done; i < q->list[slot].num_pkts; i++) {
+				uint32_t seq = q->item_first[slot] + i;
+				uint64_t *a = &q->dev->lq_ans[(size_t)(seq & q->lq_mask) * q->lq_words];
+
+				late += gnio_lq_is(__atomic_load_n(&a[GNIO_LQ_A_VERDICT], __ATOMIC_RELAXED),
+						seq);
+				memset(a, 0, q->lq_words * sizeof(uint64_t));
+			}
+			__atomic_store_n(&q->answered_late, q->answered_late + late, __ATOMIC_RELAXED);
+		}
 		q->ans_done = 0;
 	}
 	q->list[slot].num_pkts = 0;
@@ -645,6 +656,12 @@ uint32_t
 gnio_burstq_lines_written(const struct gnio_burstq *q)
 {
 	return gnio_shm_flag_load(&q->pkt_head);
+}
+
+uint64_t
+gnio_burstq_lines_late(const struct gnio_burstq *q)
+{
+	return __atomic_load_n(&q->answered_late, __ATOMIC_RELAXED);
 }
 
 uint32_t

@@ -135,6 +135,12 @@ uint32_t gnio_burstq_published(const struct gnio_burstq *q);
  */
 uint32_t gnio_burstq_lines_written(const struct gnio_burstq *q);
 
+/**
+ * Latency flavour: packets of failed items (gnio_burstq_fail_ready) that the
+ * consumer had answered all the same (they were dropped), since creation.
+ */
+uint64_t gnio_burstq_lines_late(const struct gnio_burstq *q);
+
 /** Items published and not yet released. */
 uint32_t gnio_burstq_in_flight(const struct gnio_burstq *q);
 

@@ -117,7 +117,8 @@ pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
 			gnio_hist_add(&lc->hist, seen - d.first_rx_tsc);
 			if (d.status == GNIO_BQ_DONE) {
 				pl_count(&lc->cnt.processed[cs->gpu[i]], d.nb);
-				lc->items_done[cs->gpu[i]]++;
+				/* The flagged-line kernel counts packets, not items. */
+				lc->items_done[cs->gpu[i]] += p->conf.inline_bytes != 0 ? d.nb : 1;
 			}
 			comp_item(p, lc, cs, &d);
 			gnio_burstq_release(bq);

@@ -110,6 +110,7 @@ struct pl_rxq {
 	uint64_t next_tsc;         /* --rx-pps: TSC when the next burst is due */
 	uint64_t next_frac;        /* and its fraction of a cycle, x 65536 */
 	bool seen;                 /* received once since start (first packet checks) */
+	uint64_t late_at_start;    /* flagged lines: gnio_burstq_lines_late() at start */
 };
 
 /* One GPU: its consumer, its packet memory, its copy of the engine inputs. */

@@ -105,6 +105,8 @@ gnio_pipeline_start(struct gnio_pipeline *p)
 	p->failed = false;
 	p->first_rx_tsc = 0;
 	p->prefill_short = 0;
+	for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+		p->rxq[i].late_at_start = gnio_burstq_lines_late(p->rxq[i].bq);
 	for (uint16_t i = 0; i < p->nb_rxq_total; i++) {
 		/* --rx-pps: the queues' first packets are due one after another, not at once. */
 		p->rxq[i].next_tsc = rte_rdtsc() + ((p->pace_q16 * i / p->nb_rxq_total) >> 16);

@@ -224,6 +224,13 @@ gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk)
 		gnio_pipeline_consumer_stats(p, g, &cs);
 		for (uint16_t l = 0; l < p->nb_lc; l++)
 			done += __atomic_load_n(&p->lc[l].items_done[g], __ATOMIC_RELAXED);
+		/*
+		 * Flagged lines: units are packets, and the kernel also answered those of
+		 * items failed at the drain bound (dropped), since this run started.
+		 */
+		for (uint16_t q = 0; p->conf.inline_bytes != 0 && q < p->nb_rxq_total; q++)
+			if (p->rxq[q].gpu == g && p->rxq[q].bq != NULL)
+				done += gnio_burstq_lines_late(p->rxq[q].bq) - p->rxq[q].late_at_start;
 		if (!((cs.warps != 0 && cs.wait_ns + cs.work_ns != 0) || cs.items_counted))
 			continue;
 		if (cs.items != done || (cs.polls != 0 && cs.dispatched != done + cs.skipped)) {

@@ -14,6 +14,7 @@
  *    long and chained packets are read past the inline copy).
  * Usage: test_cuda [--probe]   (--probe: exit 0 if a CUDA GPU is there, else 77)
  */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -194,6 +195,26 @@ test_gpudev(void)
 	CHECK(rte_gpu_mem_unregister(gpu, h) == -EPERM);           /* twice */
 	CHECK(rte_gpu_wmb(gpu) == 0);
 	rte_free(h);
+	/* CPU mapping of GPU memory: GDRCopy's, or refused where it is missing. */
+	a = rte_gpu_mem_alloc(gpu, 1 << 16, 0);
+	REQUIRE(a != NULL);
+	{
+		void *gdr = dlopen("libgdrapi.so.2", RTLD_NOW | RTLD_LOCAL);
+		uint8_t *c = rte_gpu_mem_cpu_map(gpu, 1 << 16, a);
+
+		printf("CPU mapping of GPU memory: %s\n", c != NULL ? "GDRCopy" :
+				gdr == NULL ? "refused, no libgdrapi.so.2" : "refused, GDRCopy present");
+		if (gdr == NULL)
+			CHECK(c == NULL && rte_errno == EPERM);     /* gpudev reports any driver error so */
+		if (c != NULL) {
+			c[0] = 42;
+			CHECK(c[0] == 42);
+			CHECK(rte_gpu_mem_cpu_unmap(gpu, a) == 0);
+		}
+		if (gdr != NULL)
+			dlclose(gdr);
+	}
+	CHECK(rte_gpu_mem_free(gpu, a) == 0);
 }
 
 static void

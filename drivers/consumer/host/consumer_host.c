@@ -80,6 +80,8 @@ chost_start(struct gnio_consumer *c)
 		h->cons[qi] = h->dev[qi]->lq_inline != 0 ? gnio_burstq_lines_written(c->qs[qi]) :
 			gnio_burstq_published(c->qs[qi]);
 	gnio_shm_flag_store(&h->drained, 0);
+	/* Compared with what completion saw DONE in this run (gnio_pipeline_check). */
+	__atomic_store_n(&h->items, 0, __ATOMIC_RELAXED);
 	return rte_gpu_comm_set_flag(&c->quit, 0);
 }
 
@@ -94,6 +96,8 @@ chost_lines(struct gnio_consumer *c, struct chost *h, uint32_t qi)
 		n++;
 	h->cons[qi] += n;
 	__atomic_store_n(&h->pkts, h->pkts + n, __ATOMIC_RELAXED);
+	/* The units of the end-of-run check here are packets (as the flagged-line kernel's). */
+	__atomic_store_n(&h->items, h->items + n, __ATOMIC_RELAXED);
 	if (unlikely(c->slow_us != 0 && n != 0))
 		rte_delay_us_block(c->slow_us);
 	return n;
@@ -104,7 +108,7 @@ chost_step(struct gnio_consumer *c)
 {
 	struct chost *h = c->priv;
 	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
-	unsigned int done = 0;
+	unsigned int done = 0, lines = 0;
 
 	if (quit == GNIO_QUIT_NOW) {
 		gnio_shm_flag_store(&h->drained, 2);
@@ -115,7 +119,7 @@ chost_step(struct gnio_consumer *c)
 		uint32_t mask = d->nb_items - 1, cons = h->cons[qi];
 
 		if (d->lq_inline != 0) {
-			done += chost_lines(c, h, qi);
+			lines += chost_lines(c, h, qi);
 			continue;
 		}
 		for (int k = 0; k < CHOST_ITEMS_PER_PASS; k++) {
@@ -143,9 +147,9 @@ chost_step(struct gnio_consumer *c)
 	}
 	__atomic_store_n(&h->items, h->items + done, __ATOMIC_RELAXED);
 	/* The producers stopped before quit was set: a pass with nothing READY drained all. */
-	if (quit == GNIO_QUIT_DRAIN && done == 0)
+	if (quit == GNIO_QUIT_DRAIN && done + lines == 0)
 		gnio_shm_flag_store(&h->drained, 1);
-	return done;
+	return done + lines;
 }
 
 /* Wait until the consumer lcore sets drained to @p v; false after @p ms. */
@@ -187,6 +191,8 @@ chost_stats(struct gnio_consumer *c, struct gnio_consumer_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	st->items = __atomic_load_n(&h->items, __ATOMIC_RELAXED);
+	/* What it ran, item by item (packet by packet on flagged lines): checked at the end. */
+	st->items_counted = true;
 	st->pkts = __atomic_load_n(&h->pkts, __ATOMIC_RELAXED);
 }
 

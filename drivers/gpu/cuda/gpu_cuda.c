@@ -150,14 +150,19 @@ gcuda_load(void)
 	return 0;
 }
 
+/* Why GDRCopy cannot be used, once gcuda_load_gdr() found it so. */
+static char gdr_why[192];
+
 static void
 gcuda_load_gdr(void)
 {
-	if (gdr.lib != NULL)
+	if (gdr.lib != NULL || gdr_why[0] != '\0')
 		return;
 	gdr.lib = dlopen("libgdrapi.so.2", RTLD_NOW | RTLD_LOCAL);
-	if (gdr.lib == NULL)
+	if (gdr.lib == NULL) {
+		snprintf(gdr_why, sizeof(gdr_why), "libgdrapi.so.2 not found: %s", dlerror());
 		return;
+	}
 	gdr.open = (gdr_t (*)(void))dlsym(gdr.lib, "gdr_open");
 	gdr.pin = (int (*)(gdr_t, unsigned long, size_t, uint64_t, uint32_t, gdr_mh_t *))
 		dlsym(gdr.lib, "gdr_pin_buffer");
@@ -168,7 +173,8 @@ gcuda_load_gdr(void)
 			gdr.unmap != NULL)
 		gdr.g = gdr.open();
 	if (gdr.g == NULL) {
-		GCUDA_LOG(INFO, "libgdrapi.so.2 present but gdr_open failed (gdrdrv not loaded?)");
+		snprintf(gdr_why, sizeof(gdr_why), "libgdrapi.so.2 is there but gdr_open() failed: "
+				"is the gdrdrv kernel module loaded (/dev/gdrdrv)?");
 		dlclose(gdr.lib);
 		memset(&gdr, 0, sizeof(gdr));
 	}
@@ -358,8 +364,13 @@ gcuda_mem_cpu_map(struct rte_gpu *dev, size_t size, void *ptr_in, void **ptr_out
 	int ret = -EINVAL;
 
 	gcuda_load_gdr();
-	if (gdr.g == NULL)
-		return -ENOTSUP;     /* no GDRCopy: gpudev falls back to registered host memory */
+	if (gdr.g == NULL) {
+		/* The CUDA driver API has no CPU mapping of device memory: GDRCopy's BAR mapping is it. */
+		GCUDA_LOG(ERR, "cannot map GPU memory for the CPU: that needs GDRCopy (the gdrdrv kernel "
+				"module and libgdrapi.so.2); %s", gdr_why);
+		rte_errno = ENOTSUP;
+		return -ENOTSUP;
+	}
 	rte_spinlock_lock(&p->lock);
 	r = gcuda_find(p, GCUDA_ALLOC, (uintptr_t)ptr_in);
 	if (r != NULL && r->cpu == NULL && size <= r->size && (r->ptr & (GCUDA_GPU_PAGE - 1)) == 0) {

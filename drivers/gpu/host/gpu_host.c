@@ -9,7 +9,9 @@
  * overlapping registration fail instead of corrupting the heap (gpudev turns
  * any driver error into -EPERM).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
@@ -89,6 +91,44 @@ ghost_add(struct ghost_priv *p, enum ghost_kind kind, uintptr_t start, size_t si
 	return 0;
 }
 
+/* Bytes of free hugepages on NUMA node @p socket, every page size (0 when none or unknown). */
+static uint64_t
+ghost_free_hugepages(int socket)
+{
+	static const char *const dirs[] = { "/sys/devices/system/node/node%d/hugepages",
+		"/sys/kernel/mm/hugepages" };
+	uint64_t total = 0;
+
+	for (unsigned int k = 0; k < RTE_DIM(dirs); k++) {
+		char path[160];
+		struct dirent *e;
+		DIR *d;
+
+		snprintf(path, sizeof(path), dirs[k], socket);
+		d = opendir(path);
+		if (d == NULL)
+			continue;       /* no NUMA in sysfs: the machine's pages */
+		while ((e = readdir(d)) != NULL) {
+			unsigned long kb, pages;
+			char file[512];
+			FILE *f;
+
+			if (sscanf(e->d_name, "hugepages-%lukB", &kb) != 1)
+				continue;
+			snprintf(file, sizeof(file), "%s/%s/free_hugepages", path, e->d_name);
+			f = fopen(file, "r");
+			if (f == NULL)
+				continue;
+			if (fscanf(f, "%lu", &pages) == 1)
+				total += (uint64_t)pages * kb * 1024;
+			fclose(f);
+		}
+		closedir(d);
+		break;
+	}
+	return total;
+}
+
 static int
 ghost_info_get(struct rte_gpu *dev, struct rte_gpu_info *info)
 {
@@ -96,9 +136,16 @@ ghost_info_get(struct rte_gpu *dev, struct rte_gpu_info *info)
 	struct rte_malloc_socket_stats st;
 
 	*info = dev->mpshared->info;
-	/* The heap grows on demand: report what it can give now. */
+	/*
+	 * What it can allocate: the heap of its node as mapped now, plus, where the
+	 * EAL maps hugepages as it needs them, the free hugepages of that node
+	 * (with --legacy-mem, which maps them all at start, this counts the
+	 * pages the EAL left alone too).
+	 */
 	if (rte_malloc_get_socket_stats(p->socket, &st) == 0)
 		info->total_memory = st.heap_totalsz_bytes;
+	if (rte_eal_has_hugepages())
+		info->total_memory += ghost_free_hugepages(p->socket);
 	return 0;
 }
 
