@@ -112,6 +112,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "burst", c->rx.burst);
 	rte_tel_data_add_dict_int(d, "item_pkts", c->queue.item_pkts);
 	rte_tel_data_add_dict_int(d, "ring_items", (int)c->queue.ring_items);
+	rte_tel_data_add_dict_int(d, "inline_bytes", c->queue.inline_bytes);
 	rte_tel_data_add_dict_int(d, "flush_us", (int)c->queue.flush_us);
 	rte_tel_data_add_dict_int(d, "drain_ms", (int)c->consumer.drain_ms);
 	rte_tel_data_add_dict_int(d, "rxq", c->ports.nb_rxq);

@@ -69,6 +69,14 @@ BAD = [
     (["--cuda-warps=65"], "--cuda-warps"),
     (["--cuda-backoff-ns=-1"], "--cuda-backoff-ns"),
     (["--cuda-trace=1"], "--cuda-trace"),
+    (["--inline-bytes=64"], "--inline-bytes"),
+    (["--inline-bytes=100"], "--inline-bytes"),
+    (["--inline-bytes=1024"], "--inline-bytes"),
+    (["--inline-bytes=x"], "--inline-bytes"),
+    # The latency queue: only on consumers that serve it, and the CPU copies the first bytes.
+    (["--inline-bytes=128", "--consumer=cuda-burst"], "--consumer"),
+    (["--inline-bytes=128", "--mem=gpu"], "--mem=pinned"),
+    (["--inline-bytes=128", "--forward-mode=txonly", "--txpkts=200"], "--inline-bytes=128"),
 ]
 
 
