@@ -122,6 +122,14 @@ def build():
     shutil.rmtree(stage, ignore_errors=True)
     r = sh(["meson", "install", "-C", BUILD, "--no-rebuild", "--quiet", "--destdir", stage])
     ck.check(r.returncode == 0, "meson install --destdir")
+    # The gpudev plugins go where the installed DPDK's EAL loads plugins from.
+    pmd_dir = subprocess.run(["sh", "-c", "echo RTE_EAL_PMD_PATH | cc -E -P -include rte_config.h "
+                              "$(pkg-config --cflags libdpdk) -"], capture_output=True, text=True)
+    pmd_dir = pmd_dir.stdout.strip().strip('"')
+    for d in ("host", "cuda"):
+        ck.check(pmd_dir.startswith("/") and
+                 os.path.exists(stage + pmd_dir + "/librte_gpu_gnio_%s.so" % d),
+                 "librte_gpu_gnio_%s.so installed into the DPDK plugin directory %s" % (d, pmd_dir))
     pcs = glob.glob(stage + "/**/pkgconfig/libgnio.pc", recursive=True)
     if not pcs:
         raise SystemExit("FAIL: no libgnio.pc installed")
