@@ -113,30 +113,21 @@ bi_pkt_csum_segs(struct gnio_pkt *pk, void *state)
 			pk->nb_segs);
 }
 
-/* The CPU per-packet function of each engine. */
-static gnio_host_pkt_fn *
-bi_host_pkt(unsigned int id)
+/* The CPU code of each engine, per item and per packet (csum: across segments). */
+static void
+bi_host_code(unsigned int id, struct gnio_handler *hd)
 {
-	static gnio_host_pkt_fn *const fns[GNIO_ENGINE_MAX] = {
-#define BI_X_FN(e, n, g, h) [GNIO_ENGINE_ ## e] = bi_pkt_ ## n,
+	static const struct {
+		gnio_host_item_fn *item;
+		gnio_host_pkt_fn *pkt;
+	} code[GNIO_ENGINE_MAX] = {
+#define BI_X_FN(e, n, g, h) [GNIO_ENGINE_ ## e] = { bi_item_ ## n, bi_pkt_ ## n },
 		GNIO_ENGINES(BI_X_FN)
 #undef BI_X_FN
 	};
 
-	return id == GNIO_ENGINE_CSUM ? bi_pkt_csum_segs : fns[id];
-}
-
-/* The CPU item function of each engine (csum: across segments). */
-static gnio_host_item_fn *
-bi_host_item(unsigned int id)
-{
-	static gnio_host_item_fn *const items[GNIO_ENGINE_MAX] = {
-#define BI_X_FN(e, n, g, h) [GNIO_ENGINE_ ## e] = bi_item_ ## n,
-		GNIO_ENGINES(BI_X_FN)
-#undef BI_X_FN
-	};
-
-	return id == GNIO_ENGINE_CSUM ? bi_item_csum_chain : items[id];
+	hd->host_item = id == GNIO_ENGINE_CSUM ? bi_item_csum_chain : code[id].item;
+	hd->host_pkt = id == GNIO_ENGINE_CSUM ? bi_pkt_csum_segs : code[id].pkt;
 }
 
 static struct gnio_handler bi_handlers[GNIO_ENGINE_MAX] = {
@@ -165,8 +156,7 @@ gnio_builtin_init(void)
 		return;
 	done = true;
 	for (unsigned int id = 0; id < GNIO_ENGINE_MAX; id++) {
-		bi_handlers[id].host_item = bi_host_item(id);
-		bi_handlers[id].host_pkt = bi_host_pkt(id);
+		bi_host_code(id, &bi_handlers[id]);
 		bi_handlers[id].cuda = gnio_builtin_cuda(id);
 		gnio_handler_register(&bi_handlers[id]);
 	}
