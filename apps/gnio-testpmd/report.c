@@ -113,14 +113,17 @@ app_show_fwd_stats(struct gnio_pipeline *p)
 		printf("    GPU %-12s %u port(s), processed %" PRIu64 "\n",
 				app_gpu_name(st.gpu[g].gpu_id), st.gpu[g].nb_ports, st.gpu[g].processed);
 	for (uint16_t g = 0; g < st.nb_gpus; g++) {
+		/* The flagged-line kernel's unit is a packet, the item kernel's an item. */
+		const char *unit = c->queue.inline_bytes != 0 ? "packet" : "item";
 		struct gnio_consumer_stats cs;
 
 		if (gnio_pipeline_consumer_stats(p, g, &cs) != 0 || cs.wait_ns + cs.work_ns == 0)
 			continue;
-		printf("  GPU %u persistent kernel: %u warps busy %.1f%% of the time, %.2f us per item "
-				"per warp (%" PRIu64 " items)\n", g, cs.warps,
+		printf("  GPU %u %s kernel: %u warps busy %.1f%% of the time, %.2f us per %s "
+				"per warp (%" PRIu64 " %ss)\n", g, c->queue.inline_bytes != 0 ? "flagged-line" :
+				"persistent", cs.warps,
 				100.0 * (double)cs.work_ns / (double)(cs.wait_ns + cs.work_ns),
-				cs.items ? (double)cs.work_ns / (double)cs.items / 1e3 : 0.0, cs.items);
+				cs.items ? (double)cs.work_ns / (double)cs.items / 1e3 : 0.0, unit, cs.items, unit);
 		if (cs.items != 0 && cs.polls != 0)
 			printf("    per item: descriptors %.2f us, engine %.2f us, DONE stored %.2f us; "
 					"dispatchers: %" PRIu64 " polls of %.2f us each, %" PRIu64
