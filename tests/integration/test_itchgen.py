@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""gnio-itchgen, the ITCH 5.0 / MoldUDP64 feed generator and reference book of gnio-itch:
+the same bytes for the same seed; frames with right IPv4 and UDP checksums (scapy checks
+them); MoldUDP64 sequence numbers that follow each other; every message of the length the
+specification gives its type, and every type there; --store holds every message, also those
+of the packets left out; gaps, duplicates, reordering, heartbeats and the end of session as
+asked; a NASDAQ binary ITCH file converted gives the same book and BBO events; the reference
+book is never crossed, its levels add up to its orders, and the last BBO event of each stock
+is its final top of book; bad options exit 2 with one line."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+from scapy.all import IP, UDP, Ether, RawPcapReader
+
+from gnio_run import Checker
+
+GEN = os.path.join(os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", "..")),
+                   "apps", "gnio-itch", "gnio-itchgen")
+LENGTHS = {"S": 12, "R": 39, "H": 25, "Y": 20, "L": 26, "V": 35, "W": 12, "K": 28, "J": 35, "h": 21,
+           "A": 36, "F": 40, "E": 31, "C": 36, "X": 23, "D": 19, "U": 35, "P": 44, "Q": 40, "B": 19,
+           "I": 50, "N": 20, "O": 48}
+
+
+def gen(d, name, *args):
+    files = {k: os.path.join(d, name + ext) for k, ext in
+             (("pcap", ".pcap"), ("store", ".itch"), ("book", ".json"), ("bbo", ".csv"))}
+    r = subprocess.run([sys.executable, GEN, "--pcap", files["pcap"], "--store", files["store"],
+                        "--book-json", files["book"], "--bbo-csv", files["bbo"]] + list(args),
+                       capture_output=True, text=True, timeout=300)
+    return r, files
+
+
+def moldudp(pcap, ck):
+    """(seq, count, messages) of each packet; checks each frame's headers and checksums."""
+    out = []
+    for data, _ in RawPcapReader(pcap):
+        p = Ether(data)
+        ip, udp = p[IP], p[UDP]
+        good_ip, good_udp = ip.chksum, udp.chksum
+        del ip.chksum
+        del udp.chksum
+        q = Ether(bytes(p))
+        if not (q[IP].chksum == good_ip and q[UDP].chksum == good_udp and udp.dport == 26400):
+            ck.check(False, "IPv4/UDP checksums and port of every frame")
+            return out
+        pl = bytes(udp.payload)
+        seq, count = struct.unpack_from(">QH", pl, 10)
+        msgs, at = [], 20
+        while at < len(pl):
+            n = struct.unpack_from(">H", pl, at)[0]
+            msgs.append(pl[at + 2:at + 2 + n])
+            at += 2 + n
+        out.append((pl[:10], seq, count, msgs))
+    return out
+
+
+def store(path):
+    data, msgs, at = open(path, "rb").read(), [], 0
+    while at < len(data):
+        n = struct.unpack_from(">H", data, at)[0]
+        msgs.append(data[at + 2:at + 2 + n])
+        at += 2 + n
+    return msgs
+
+
+def main():
+    ck = Checker("itchgen")
+    d = tempfile.mkdtemp(prefix="gnio-itchgen-")
+    r1, f1 = gen(d, "a", "--seed", "7", "--messages", "30000", "--stocks", "50", "--depth", "100000")
+    r2, f2 = gen(d, "b", "--seed", "7", "--messages", "30000", "--stocks", "50", "--depth", "100000")
+    ck.check(r1.returncode == 0 and r2.returncode == 0, "generated: %s %s" % (r1.stderr, r2.stderr))
+    print(r1.stdout.strip())
+    for k in f1:
+        ck.check(open(f1[k], "rb").read() == open(f2[k], "rb").read(), "same seed, same %s" % k)
+    pk = moldudp(f1["pcap"], ck)
+    msgs = store(f1["store"])
+    data = [p for p in pk if p[2] not in (0, 0xFFFF)]
+    ck.check(all(p[0] == pk[0][0] for p in pk), "one session")
+    ck.check(pk[-1][2] == 0xFFFF and pk[-1][1] == len(msgs) + 1, "ends with end of session at the next seq")
+    nxt, flat = 1, []
+    for _, seq, count, m in data:
+        ck.check(seq == nxt and count == len(m), "packet at seq %d (expected %d), count %d" % (seq, nxt, count))
+        nxt += count
+        flat += m
+    ck.check(flat == msgs, "--store holds the messages of the pcap, in order")
+    types = {m[:1].decode() for m in msgs}
+    ck.check(types == set(LENGTHS), "every type of the specification: missing %s" % (set(LENGTHS) - types))
+    ck.check(all(len(m) == LENGTHS[m[:1].decode()] for m in msgs), "every message of its type's length")
+    book = json.load(open(f1["book"]))
+    ck.check(book["messages"] == len(msgs) and book["next_seq"] == len(msgs) + 1 and
+             book["packets"] == len(pk) and book["gaps"] == 0 and book["duplicates"] == 0, "counts")
+    ck.check(0 < book["unknown_ref"] < len(msgs) // 100, "a few unknown order references: %d" % book["unknown_ref"])
+    last = {}
+    for line in open(f1["bbo"]):
+        v = [int(x) for x in line.split(",")]
+        last[v[1]] = v[3:]
+    for s in book["stocks"]:
+        bids, asks = s["bids"], s["asks"]
+        ck.check(not bids or not asks or bids[0][0] < asks[0][0], "stock %d not crossed" % s["locate"])
+        ck.check(sum(l[2] for l in bids + asks) == s["orders"], "stock %d: levels add up" % s["locate"])
+        top = [bids[0][0], bids[0][1]] if bids else [0, 0]
+        top += [asks[0][0], asks[0][1]] if asks else [0, 0]
+        ck.check(last.get(s["locate"], [0, 0, 0, 0]) == top, "stock %d: last BBO event is the top" % s["locate"])
+    ck.check(all(b[i][0] > b[i + 1][0] for s in book["stocks"] for b in [s["bids"]] for i in range(len(b) - 1))
+             and all(a[i][0] < a[i + 1][0] for s in book["stocks"] for a in [s["asks"]] for i in range(len(a) - 1)),
+             "bids best (highest) first, asks best (lowest) first")
+    # Recovery material: packets left out (in --store), twice, swapped, heartbeats.
+    r3, f3 = gen(d, "c", "--seed", "7", "--messages", "30000", "--stocks", "50", "--gap-every", "5",
+                 "--dup-every", "7", "--reorder-every", "11", "--heartbeat-every", "13")
+    pk3 = moldudp(f3["pcap"], ck)
+    b3 = json.load(open(f3["book"]))
+    data3 = [p for p in pk3 if p[2] not in (0, 0xFFFF)]
+    seqs = sorted({p[1] for p in data3})
+    covered = sum(p[2] for p in {p[1]: p for p in data3}.values())
+    ck.check(r3.returncode == 0 and b3["gaps"] > 0 and b3["duplicates"] > 0, "gaps and duplicates made")
+    ck.check(len(data3) - len(seqs) == b3["duplicates"], "duplicates as counted")
+    ck.check(covered < b3["messages"] and store(f3["store"]) == msgs, "packets left out; --store has them all")
+    ck.check(any(p[2] == 0 for p in pk3), "heartbeats")
+    ck.check(any(data3[i][1] > data3[i + 1][1] for i in range(len(data3) - 1)), "reordered")
+    ck.check(open(f3["bbo"]).read() == open(f1["bbo"]).read(), "the same reference events")
+    # A NASDAQ binary ITCH file (2-byte lengths) converted: the same book and events.
+    r4, f4 = gen(d, "d", "--from-itch", f1["store"], "--depth", "100000")
+    b4 = json.load(open(f4["book"]))
+    ck.check(r4.returncode == 0 and b4["stocks"] == book["stocks"] and store(f4["store"]) == msgs and
+             open(f4["bbo"]).read() == open(f1["bbo"]).read(), "converted: same book, events, messages")
+    # Bad input.
+    for args in (["--messages", "0"], ["--from-itch", "/nonexistent"], ["--depth", "0"]):
+        r, _ = gen(d, "bad", *args)
+        ck.check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, "%s: exit 2, one line: %r"
+                 % (" ".join(args), r.stderr))
+    with open(os.path.join(d, "junk.itch"), "wb") as f:
+        f.write(struct.pack(">H", 5) + b"Zjunk")
+    r, _ = gen(d, "bad", "--from-itch", os.path.join(d, "junk.itch"))
+    ck.check(r.returncode == 2 and "unknown type" in r.stderr, "a message of an unknown type refused: %r" % r.stderr)
+    ck.finish()
+
+
+if __name__ == "__main__":
+    main()
