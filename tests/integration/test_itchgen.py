@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""gnio-itchgen, the ITCH 5.0 / MoldUDP64 feed generator and reference book of gnio-itch:
+"""gnio-itchgen, the ITCH 5.0 / MoldUDP64 feed generator and reference book of gnio-itch,
+and gnio-itch's own book (itch_book.h, through gnio-itch-replay): the same BBO events byte
+for byte and the same final book as the reference, duplicates skipped; malformed packets
+(counts and lengths beyond the packet, zero-length messages, cut headers, unknown types,
+wrong lengths) counted, never read past (the sanitizer build runs this too). The generator:
 the same bytes for the same seed; frames with right IPv4 and UDP checksums (scapy checks
 them); MoldUDP64 sequence numbers that follow each other; every message of the length the
 specification gives its type, and every type there; --store holds every message, also those
@@ -14,9 +18,9 @@ import subprocess
 import sys
 import tempfile
 
-from scapy.all import IP, UDP, Ether, RawPcapReader
+from scapy.all import IP, UDP, Ether, Raw, RawPcapReader, wrpcap
 
-from gnio_run import Checker
+from gnio_run import BUILD, Checker
 
 GEN = os.path.join(os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", "..")),
                    "apps", "gnio-itch", "gnio-itchgen")
@@ -65,6 +69,51 @@ def store(path):
         msgs.append(data[at + 2:at + 2 + n])
         at += 2 + n
     return msgs
+
+
+REPLAY = os.path.join(BUILD, "apps", "gnio-itch", "gnio-itch-replay")
+
+
+def replay(pcap, d, name, *args):
+    """gnio-itch's book over @pcap: (process, bbo csv text, book json)."""
+    bbo, js = os.path.join(d, name + "-r.csv"), os.path.join(d, name + "-r.json")
+    r = subprocess.run([REPLAY, pcap, "--bbo-csv", bbo, "--book-json", js] + list(args),
+                       capture_output=True, text=True, timeout=300)
+    ok = r.returncode == 0
+    return r, open(bbo).read() if ok else "", json.load(open(js)) if ok else {}
+
+
+def malformed(d, ck):
+    """Packets a parser must not trust: each counted, nothing read past the packet."""
+    def mold(seq, count, body):
+        return b"GNIO000001" + struct.pack(">QH", seq, count) + body
+
+    def msg(m):
+        return struct.pack(">H", len(m)) + m
+    add = b"A" + struct.pack(">HH", 1, 0) + (1).to_bytes(6, "big") + struct.pack(">QcI", 5, b"B", 100) + \
+        b"ZZZ     " + struct.pack(">I", 10000)
+    dele = b"D" + struct.pack(">HH", 1, 0) + (2).to_bytes(6, "big") + struct.pack(">Q", 5)
+    payloads = [
+        mold(1, 1, msg(add)),                                   # seq 1: a good add
+        mold(2, 5, msg(add[:35])),                              # 2-6: a wrong length; 4 not there
+        mold(7, 1, struct.pack(">H", 200) + add),               # 7: a length beyond the packet
+        mold(8, 1, msg(b"")),                                   # 8: zero length
+        b"GNIO0000",                                            # a cut header
+        mold(9, 1, msg(b"Z" + add[1:])),                        # 9: an unknown type
+        mold(10, 1, b"\x00"),                                  # 10: half a length
+        mold(11, 1, msg(dele)),                                 # 11: a good delete
+    ]
+    pcap = os.path.join(d, "malformed.pcap")
+    wrpcap(pcap, [Ether() / IP(src="10.0.0.1", dst="233.54.12.1") / UDP(sport=1, dport=26400) / Raw(p)
+                  for p in payloads])
+    r, bbo, book = replay(pcap, d, "malformed")
+    print(r.stdout.strip() or r.stderr.strip())
+    ck.check(r.returncode == 0, "malformed packets: replay exit 0: %s" % r.stderr)
+    ck.check("unknown type 2" in r.stdout and "malformed 5" in r.stdout,
+             "counted: 2 unknown types (zero length, Z), 5 malformed (a wrong length, a count and "
+             "two lengths beyond the packet, a cut header)")
+    ck.check(bbo.count("\n") == 2 and book.get("stocks", [{}])[0].get("orders") == 0,
+             "the good add and delete applied around them: %r" % bbo)
 
 
 def main():
@@ -127,6 +176,19 @@ def main():
     b4 = json.load(open(f4["book"]))
     ck.check(r4.returncode == 0 and b4["stocks"] == book["stocks"] and store(f4["store"]) == msgs and
              open(f4["bbo"]).read() == open(f1["bbo"]).read(), "converted: same book, events, messages")
+    # gnio-itch's book (itch_book.h) against the reference: the same events and book.
+    r5, bbo5, book5 = replay(f1["pcap"], d, "a", "--depth", "100000")
+    print(r5.stdout.strip())
+    ck.check(r5.returncode == 0 and bbo5 == open(f1["bbo"]).read(), "itch_book.h: the same BBO events")
+    ck.check(book5 == book, "itch_book.h: the same final book and counts")
+    r6, f6 = gen(d, "e", "--seed", "7", "--messages", "30000", "--stocks", "50", "--dup-every", "3",
+                 "--heartbeat-every", "5")
+    r6, bbo6, book6 = replay(f6["pcap"], d, "e")
+    ck.check(r6.returncode == 0 and bbo6 == open(f1["bbo"]).read() and
+             book6 == json.load(open(f6["book"])), "itch_book.h: duplicates and heartbeats skipped")
+    r7, _, book7 = replay(f1["pcap"], d, "small", "--orders", "1024")
+    ck.check(r7.returncode == 0 and book7["book_full"] > 0, "a full order table: book_full, no crash")
+    malformed(d, ck)
     # Bad input.
     for args in (["--messages", "0"], ["--from-itch", "/nonexistent"], ["--depth", "0"]):
         r, _ = gen(d, "bad", *args)

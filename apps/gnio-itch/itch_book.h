@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-itch's order book: NASDAQ TotalView-ITCH 5.0 messages applied order by
+ * order, full depth, every stock locate, written once for the CPU and the GPU
+ * (GNIO_HD, no allocation, no library call). The caller gives the memory
+ * (itch_book_bytes() of it, zeroed) and the capacities: live orders and price
+ * levels, each a power of two. A full table counts book_full and refuses the
+ * add; nothing is ever read outside a message or the tables.
+ *
+ * Orders: an open-addressing table keyed by order reference (linear probing,
+ * deletion by backward shift). Price levels: a pool, an index keyed by (stock,
+ * side, price) of the same kind, and per stock and side a list sorted best
+ * first (bids highest first, asks lowest first): the best level is the head,
+ * and a new level is put in place walking from the best, where most activity is.
+ */
+#ifndef GNIO_ITCH_BOOK_H
+#define GNIO_ITCH_BOOK_H
+
+#include <gnio/gnio_hd.h>
+
+#define ITCH_NONE 0xffffffffu
+#define ITCH_LOCATES 65536u        /* stock locates are 16 bits */
+
+/* The length of each message type of TotalView-ITCH 5.0 (0: not a type of it). */
+GNIO_HD static inline uint32_t
+itch_msg_len(uint8_t t)
+{
+	switch (t) {
+	case 'S': case 'W': return 12;
+	case 'R': return 39;
+	case 'H': return 25;
+	case 'Y': case 'N': return 20;
+	case 'L': return 26;
+	case 'V': case 'J': case 'U': return 35;
+	case 'K': return 28;
+	case 'h': return 21;
+	case 'A': case 'C': return 36;
+	case 'F': case 'Q': return 40;
+	case 'E': return 31;
+	case 'X': return 23;
+	case 'D': case 'B': return 19;
+	case 'P': return 44;
+	case 'I': return 50;
+	case 'O': return 48;
+	default: return 0;
+	}
+}
+
+GNIO_HD static inline uint32_t
+itch_be16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+GNIO_HD static inline uint32_t
+itch_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+GNIO_HD static inline uint64_t
+itch_be_n(const uint8_t *p, unsigned int n)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+struct itch_order {
+	uint64_t ref;        /* 0: a free slot (ITCH order references start at 1) */
+	uint32_t shares;
+	uint32_t level;      /* its price level in the pool */
+};
+
+struct itch_level {
+	uint32_t price;
+	uint32_t shares;
+	uint32_t orders;
+	uint32_t prev, next; /* the sorted list of its stock and side; next: the free list too */
+	uint16_t locate;
+	uint8_t side;        /* 0 bid, 1 ask */
+	uint8_t used;
+};
+
+/* A change of a stock's best bid or offer, after the message of sequence number seq. */
+struct itch_event {
+	uint64_t seq;
+	uint64_t ts;         /* the ITCH timestamp, ns since midnight */
+	uint32_t bid_px, bid_shares, ask_px, ask_shares;   /* 0 for an empty side */
+	uint16_t locate;
+};
+
+struct itch_book {
+	struct itch_order *orders;   /* [order_cap] */
+	uint32_t order_cap;
+	struct itch_level *levels;   /* [level_cap] pool */
+	uint32_t *lindex;            /* [2 * level_cap] index slots: pool entry or ITCH_NONE */
+	uint32_t level_cap;
+	uint32_t *head;              /* [ITCH_LOCATES * 2] best level of each stock and side */
+	char (*names)[8];            /* [ITCH_LOCATES] from Stock Directory */
+	uint8_t *seen;               /* [ITCH_LOCATES] 1: a directory message or an order */
+	uint32_t free_level;
+	uint32_t live_orders;
+	uint64_t messages, unknown_ref, book_full, unknown_type, malformed;
+};
+
+/* Bytes of memory a book of these capacities needs (itch_book_init lays it out). */
+GNIO_HD static inline uint64_t
+itch_book_bytes(uint32_t order_cap, uint32_t level_cap)
+{
+	return (uint64_t)order_cap * sizeof(struct itch_order) +
+		(uint64_t)level_cap * (sizeof(struct itch_level) + 2 * sizeof(uint32_t)) +
+		(uint64_t)ITCH_LOCATES * (2 * sizeof(uint32_t) + 8 + 1);
+}
+
+/* Lay a book out in @p mem (itch_book_bytes(), 8-byte aligned); capacities are powers of two. */
+GNIO_HD static inline void
+itch_book_init(struct itch_book *b, void *mem, uint32_t order_cap, uint32_t level_cap)
+{
+	uint8_t *p = (uint8_t *)mem;
+
+	b->orders = (struct itch_order *)p;
+	p += (uint64_t)order_cap * sizeof(struct itch_order);
+	b->levels = (struct itch_level *)p;
+	p += (uint64_t)level_cap * sizeof(struct itch_level);
+	b->lindex = (uint32_t *)p;
+	p += (uint64_t)level_cap * 2 * sizeof(uint32_t);
+	b->head = (uint32_t *)p;
+	p += (uint64_t)ITCH_LOCATES * 2 * sizeof(uint32_t);
+	b->names = (char (*)[8])p;
+	p += (uint64_t)ITCH_LOCATES * 8;
+	b->seen = p;
+	b->order_cap = order_cap;
+	b->level_cap = level_cap;
+	for (uint32_t i = 0; i < order_cap; i++)
+		b->orders[i].ref = 0;
+	for (uint32_t i = 0; i < 2 * level_cap; i++)
+		b->lindex[i] = ITCH_NONE;
+	for (uint32_t i = 0; i < level_cap; i++) {
+		b->levels[i].used = 0;
+		b->levels[i].next = i + 1 < level_cap ? i + 1 : ITCH_NONE;
+	}
+	for (uint32_t i = 0; i < ITCH_LOCATES * 2; i++)
+		b->head[i] = ITCH_NONE;
+	for (uint32_t i = 0; i < ITCH_LOCATES; i++) {
+		b->seen[i] = 0;
+		for (int k = 0; k < 8; k++)
+			b->names[i][k] = ' ';
+	}
+	b->free_level = 0;
+	b->live_orders = 0;
+	b->messages = b->unknown_ref = b->book_full = b->unknown_type = b->malformed = 0;
+}
+
+GNIO_HD static inline uint32_t
+itch_hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+/* Is slot j (home k) to be moved into the hole at i, in a table probed forwards? */
+GNIO_HD static inline int
+itch_shift(uint32_t i, uint32_t j, uint32_t k)
+{
+	return i <= j ? (k <= i || k > j) : (k <= i && k > j);
+}
+
+/* ---- Orders ---- */
+
+GNIO_HD static inline uint32_t
+itch_order_find(const struct itch_book *b, uint64_t ref)
+{
+	uint32_t m = b->order_cap - 1;
+
+	for (uint32_t i = itch_hash64(ref) & m, n = 0; n < b->order_cap; i = (i + 1) & m, n++) {
+		if (b->orders[i].ref == ref)
+			return i;
+		if (b->orders[i].ref == 0)
+			return ITCH_NONE;
+	}
+	return ITCH_NONE;
+}
+
+GNIO_HD static inline void
+itch_order_remove(struct itch_book *b, uint32_t i)
+{
+	uint32_t m = b->order_cap - 1, j = i;
+
+	for (;;) {
+		j = (j + 1) & m;
+		if (b->orders[j].ref == 0)
+			break;
+		if (itch_shift(i, j, itch_hash64(b->orders[j].ref) & m)) {
+			b->orders[i] = b->orders[j];
+			i = j;
+		}
+	}
+	b->orders[i].ref = 0;
+	b->live_orders--;
+}
+
+/* ---- Price levels ---- */
+
+GNIO_HD static inline uint64_t
+itch_level_key(uint32_t locate, uint32_t side, uint32_t price)
+{
+	return (uint64_t)locate << 33 | (uint64_t)side << 32 | price;
+}
+
+GNIO_HD static inline uint32_t
+itch_level_slot(const struct itch_book *b, uint64_t key)
+{
+	uint32_t m = 2 * b->level_cap - 1;
+
+	for (uint32_t i = itch_hash64(key) & m;; i = (i + 1) & m) {
+		uint32_t l = b->lindex[i];
+
+		if (l == ITCH_NONE || itch_level_key(b->levels[l].locate, b->levels[l].side,
+				b->levels[l].price) == key)
+			return i;       /* the index has twice the pool's slots: never full */
+	}
+}
+
+/* The level of (stock, side, price), made and put in its place if there is none; ITCH_NONE: pool full. */
+GNIO_HD static inline uint32_t
+itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price)
+{
+	uint32_t s = itch_level_slot(b, itch_level_key(locate, side, price)), l, prev, cur;
+	uint32_t *head = &b->head[locate * 2 + side];
+
+	if (b->lindex[s] != ITCH_NONE)
+		return b->lindex[s];
+	l = b->free_level;
+	if (l == ITCH_NONE)
+		return ITCH_NONE;
+	b->free_level = b->levels[l].next;
+	b->levels[l].price = price;
+	b->levels[l].shares = 0;
+	b->levels[l].orders = 0;
+	b->levels[l].locate = (uint16_t)locate;
+	b->levels[l].side = (uint8_t)side;
+	b->levels[l].used = 1;
+	b->lindex[s] = l;
+	/* In its place, best first: bids from the highest price, asks from the lowest. */
+	prev = ITCH_NONE;
+	cur = *head;
+	while (cur != ITCH_NONE && (side == 0 ? b->levels[cur].price > price : b->levels[cur].price < price)) {
+		prev = cur;
+		cur = b->levels[cur].next;
+	}
+	b->levels[l].prev = prev;
+	b->levels[l].next = cur;
+	if (cur != ITCH_NONE)
+		b->levels[cur].prev = l;
+	if (prev != ITCH_NONE)
+		b->levels[prev].next = l;
+	else
+		*head = l;
+	return l;
+}
+
+/* Level @p l loses or gains shares and orders; one left with no order goes. */
+GNIO_HD static inline void
+itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
+{
+	struct itch_level *v = &b->levels[l];
+	uint32_t m = 2 * b->level_cap - 1, i, j;
+
+	v->shares = (uint32_t)((int64_t)v->shares + shares);
+	v->orders = (uint32_t)((int32_t)v->orders + orders);
+	if (v->orders != 0)
+		return;
+	if (v->prev != ITCH_NONE)
+		b->levels[v->prev].next = v->next;
+	else
+		b->head[v->locate * 2u + v->side] = v->next;
+	if (v->next != ITCH_NONE)
+		b->levels[v->next].prev = v->prev;
+	/* Out of the index (backward shift), back to the pool. */
+	i = itch_level_slot(b, itch_level_key(v->locate, v->side, v->price));
+	j = i;
+	for (;;) {
+		uint32_t k;
+
+		j = (j + 1) & m;
+		if (b->lindex[j] == ITCH_NONE)
+			break;
+		k = itch_hash64(itch_level_key(b->levels[b->lindex[j]].locate, b->levels[b->lindex[j]].side,
+				b->levels[b->lindex[j]].price)) & m;
+		if (itch_shift(i, j, k)) {
+			b->lindex[i] = b->lindex[j];
+			i = j;
+		}
+	}
+	b->lindex[i] = ITCH_NONE;
+	v->used = 0;
+	v->next = b->free_level;
+	b->free_level = l;
+}
+
+/* ---- Messages ---- */
+
+GNIO_HD static inline void
+itch_bbo(const struct itch_book *b, uint32_t locate, uint32_t out[4])
+{
+	for (uint32_t side = 0; side < 2; side++) {
+		uint32_t l = b->head[locate * 2 + side];
+
+		out[2 * side] = l != ITCH_NONE ? b->levels[l].price : 0;
+		out[2 * side + 1] = l != ITCH_NONE ? b->levels[l].shares : 0;
+	}
+}
+
+/* Add order @p ref: refused (book_full) when either table is full; an add of a live reference changes nothing. */
+GNIO_HD static inline void
+itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
+{
+	uint32_t m = b->order_cap - 1, i, l;
+
+	if (ref == 0 || itch_order_find(b, ref) != ITCH_NONE)
+		return;
+	if (b->live_orders + 1 >= b->order_cap) {
+		b->book_full++;
+		return;
+	}
+	l = itch_level_get(b, locate, side, price);
+	if (l == ITCH_NONE) {
+		b->book_full++;
+		return;
+	}
+	for (i = itch_hash64(ref) & m; b->orders[i].ref != 0; i = (i + 1) & m)
+		;
+	b->orders[i].ref = ref;
+	b->orders[i].shares = shares;
+	b->orders[i].level = l;
+	b->live_orders++;
+	b->seen[locate] = 1;
+	itch_level_add(b, l, shares, 1);
+}
+
+/*
+ * Apply message @p m of @p n bytes, MoldUDP64 sequence number @p seq. Returns 1
+ * and fills @p ev when the best bid or offer of its stock changed, 0 when not,
+ * -1 for a message of a known type but the wrong length (malformed, skipped).
+ */
+GNIO_HD static inline int
+itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, struct itch_event *ev)
+{
+	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0, locate, before[4], after[4], o;
+	uint8_t t;
+
+	if (n == 0 || len == 0) {
+		b->unknown_type++;
+		return 0;
+	}
+	if (len != n) {
+		b->malformed++;
+		return -1;
+	}
+	b->messages++;
+	t = m[0];
+	locate = itch_be16(m + 1);
+	if (t == 'R') {
+		for (int k = 0; k < 8; k++)
+			b->names[locate][k] = (char)m[11 + k];
+		b->seen[locate] = 1;
+		return 0;
+	}
+	if (t != 'A' && t != 'F' && t != 'E' && t != 'C' && t != 'X' && t != 'D' && t != 'U')
+		return 0;
+	o = ITCH_NONE;
+	if (t != 'A' && t != 'F') {
+		o = itch_order_find(b, itch_be_n(m + 11, 8));
+		if (o == ITCH_NONE) {
+			b->unknown_ref++;
+			return 0;
+		}
+		locate = b->levels[b->orders[o].level].locate;   /* the order's stock */
+	}
+	itch_bbo(b, locate, before);
+	if (t == 'A' || t == 'F') {
+		itch_add(b, itch_be_n(m + 11, 8), locate, m[19] == 'S', itch_be32(m + 20), itch_be32(m + 32));
+	} else if (t == 'D' || t == 'U') {
+		struct itch_order od = b->orders[o];
+		uint32_t side = b->levels[od.level].side;
+
+		itch_order_remove(b, o);
+		itch_level_add(b, od.level, -(int64_t)od.shares, -1);
+		if (t == 'U')
+			itch_add(b, itch_be_n(m + 19, 8), locate, side, itch_be32(m + 27), itch_be32(m + 31));
+	} else {
+		/* E, C, X: fewer shares; the order goes with its last one. */
+		uint32_t k = itch_be32(m + 19), l = b->orders[o].level;
+		int gone;
+
+		k = k < b->orders[o].shares ? k : b->orders[o].shares;
+		b->orders[o].shares -= k;
+		gone = b->orders[o].shares == 0;
+		if (gone)
+			itch_order_remove(b, o);     /* the slot may now hold another order */
+		itch_level_add(b, l, -(int64_t)k, gone ? -1 : 0);
+	}
+	itch_bbo(b, locate, after);
+	if (before[0] == after[0] && before[1] == after[1] && before[2] == after[2] && before[3] == after[3])
+		return 0;
+	ev->seq = seq;
+	ev->ts = itch_be_n(m + 5, 6);
+	ev->locate = (uint16_t)locate;
+	ev->bid_px = after[0];
+	ev->bid_shares = after[1];
+	ev->ask_px = after[2];
+	ev->ask_shares = after[3];
+	return 1;
+}
+
+#endif /* GNIO_ITCH_BOOK_H */
