@@ -177,6 +177,8 @@ itch_order_find(const struct itch_book *b, uint64_t ref)
 {
 	uint32_t m = b->order_cap - 1;
 
+	if (ref == 0)
+		return ITCH_NONE;       /* 0 marks a free slot: never an order */
 	for (uint32_t i = itch_hash64(ref) & m, n = 0; n < b->order_cap; i = (i + 1) & m, n++) {
 		if (b->orders[i].ref == ref)
 			return i;
@@ -316,13 +318,16 @@ itch_bbo(const struct itch_book *b, uint32_t locate, uint32_t out[4])
 	}
 }
 
-/* Add order @p ref: refused (book_full) when either table is full; an add of a live reference changes nothing. */
+/*
+ * Add order @p ref: refused (book_full) when either table is full. An add of a
+ * live reference, of reference 0 or of no shares changes nothing.
+ */
 GNIO_HD static inline void
 itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
 {
 	uint32_t m = b->order_cap - 1, i, l;
 
-	if (ref == 0 || itch_order_find(b, ref) != ITCH_NONE)
+	if (ref == 0 || shares == 0 || itch_order_find(b, ref) != ITCH_NONE)
 		return;
 	if (b->live_orders + 1 >= b->order_cap) {
 		b->book_full++;
@@ -415,6 +420,46 @@ itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, stru
 	ev->bid_shares = after[1];
 	ev->ask_px = after[2];
 	ev->ask_shares = after[3];
+	return 1;
+}
+
+/* ---- MoldUDP64 ---- */
+
+#define ITCH_MOLD_HDR 20u             /* session (10), sequence number (8), count (2) */
+#define ITCH_MOLD_HEARTBEAT 0u        /* count of a heartbeat */
+#define ITCH_MOLD_END 0xffffu         /* count of the end of session */
+
+/* The header of the MoldUDP64 packet of @p len bytes at @p p: -1 when it is cut. */
+GNIO_HD static inline int
+itch_mold_header(const uint8_t *p, uint32_t len, uint64_t *seq, uint32_t *count)
+{
+	if (len < ITCH_MOLD_HDR)
+		return -1;
+	*seq = itch_be_n(p + 10, 8);
+	*count = itch_be16(p + 18);
+	return 0;
+}
+
+/*
+ * The message of the packet at *@p at (ITCH_MOLD_HDR for the first): 1 with
+ * @p m and @p n set and *@p at past it; 0 at the packet's end; -1 when a length
+ * or a message goes past the end (the rest of the packet cannot be read).
+ */
+GNIO_HD static inline int
+itch_mold_next(const uint8_t *p, uint32_t len, uint32_t *at, const uint8_t **m, uint32_t *n)
+{
+	uint32_t k;
+
+	if (*at >= len)
+		return 0;
+	if (len - *at < 2)
+		return -1;
+	k = itch_be16(p + *at);
+	if (len - *at - 2 < k)
+		return -1;
+	*m = p + *at + 2;
+	*n = k;
+	*at += 2 + k;
 	return 1;
 }
 

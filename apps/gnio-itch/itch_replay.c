@@ -162,20 +162,19 @@ main(int argc, char **argv)
 		ihl = (pkt[14] & 0xfu) * 4;
 		if (ihl < 20 || 14 + ihl + 8 > len || itch_be16(pkt + 14 + ihl + 2) != o.port)
 			continue;
-		if (14 + ihl + 8 + 20 > len) {
+		at = 14 + ihl + 8;
+		end = 14 + itch_be16(pkt + 14 + 2);
+		end = end < len ? end : len;
+		if (end < at + ITCH_MOLD_HDR) {
 			b.malformed++;          /* ours, but no whole MoldUDP64 header */
 			continue;
 		}
-		at = 14 + ihl + 8;
-		end = 14 + ihl + itch_be16(pkt + 14 + 2);
-		end = end < len ? end : len;
 		packets++;
 		memcpy(session, pkt + at, 10);
-		seq = itch_be_n(pkt + at + 10, 8);
-		count = itch_be16(pkt + at + 18);
-		at += 20;
-		if (count == 0 || count == 0xffff)
-			continue;               /* heartbeat, end of session */
+		if (itch_mold_header(pkt + at, end - at, &seq, &count) != 0)
+			continue;               /* checked above: never */
+		if (count == ITCH_MOLD_HEARTBEAT || count == ITCH_MOLD_END)
+			continue;
 		if (seq + count <= next) {
 			dups++;
 			continue;
@@ -187,22 +186,22 @@ main(int argc, char **argv)
 		}
 		/* What the packet says it holds is done with, read or not (cut: malformed). */
 		first = seq;
-		for (uint32_t k = 0; k < count; k++, seq++) {
+		for (uint32_t k = 0, pos = ITCH_MOLD_HDR; k < count; k++, seq++) {
 			struct itch_event ev;
+			const uint8_t *m;
 			uint32_t n;
 
-			if (at + 2 > end || at + 2 + (n = itch_be16(pkt + at)) > end) {
+			if (itch_mold_next(pkt + at, end - at, &pos, &m, &n) != 1) {
 				b.malformed++;      /* a count or a length beyond the packet */
 				break;
 			}
-			if (seq >= next && itch_apply(&b, pkt + at + 2, n, seq, &ev) == 1) {
+			if (seq >= next && itch_apply(&b, m, n, seq, &ev) == 1) {
 				events++;
 				if (bbo != NULL)
 					fprintf(bbo, "%" PRIu64 ",%u,%" PRIu64 ",%u,%u,%u,%u\n", ev.seq,
 							ev.locate, ev.ts, ev.bid_px, ev.bid_shares, ev.ask_px,
 							ev.ask_shares);
 			}
-			at += 2 + n;
 		}
 		next = first + count > next ? first + count : next;
 	}
