@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "itch_book.h"
+#include "itch_out.h"
 
 struct opts {
 	const char *pcap, *bbo, *json;
@@ -79,48 +79,6 @@ parse(int argc, char **argv, struct opts *o)
 				"[--orders N] [--levels N]", NULL);
 	if (o->depth == 0)
 		fail("--depth: at least 1", NULL);
-}
-
-/* The final book, in gnio-itchgen's layout. */
-static void
-write_json(FILE *f, const struct itch_book *b, uint32_t depth, const char *session, uint64_t next,
-		uint64_t packets, uint64_t dups)
-{
-	uint32_t *per = calloc(ITCH_LOCATES, sizeof(uint32_t));
-	int first = 1;
-
-	if (per == NULL)
-		fail("out of memory", NULL);
-	for (uint32_t i = 0; i < b->order_cap; i++)
-		if (b->orders[i].ref != 0)
-			per[b->levels[b->orders[i].level].locate]++;
-	fprintf(f, "{\"session\": \"%s\", \"next_seq\": %" PRIu64 ", \"packets\": %" PRIu64
-			", \"messages\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"gaps\": 0, \"lost\": 0"
-			", \"unknown_ref\": %" PRIu64 ", \"book_full\": %" PRIu64 ", \"stocks\": [",
-			session, next, packets, b->messages, dups, b->unknown_ref, b->book_full);
-	for (uint32_t loc = 0; loc < ITCH_LOCATES; loc++) {
-		int n = 8;
-
-		if (!b->seen[loc])
-			continue;
-		while (n > 0 && b->names[loc][n - 1] == ' ')
-			n--;
-		fprintf(f, "%s\n {\"locate\": %u, \"stock\": \"%.*s\", \"orders\": %u", first ? "" : ",", loc,
-				n, b->names[loc], per[loc]);
-		first = 0;
-		for (uint32_t side = 0; side < 2; side++) {
-			uint32_t l = b->head[loc * 2 + side], k = 0;
-
-			fprintf(f, ", \"%s\": [", side == 0 ? "bids" : "asks");
-			for (; l != ITCH_NONE && k < depth; l = b->levels[l].next, k++)
-				fprintf(f, "%s[%u, %u, %u]", k ? ", " : "", b->levels[l].price, b->levels[l].shares,
-						b->levels[l].orders);
-			fprintf(f, "]");
-		}
-		fprintf(f, "}");
-	}
-	fprintf(f, "\n]}\n");
-	free(per);
 }
 
 int
@@ -198,9 +156,7 @@ main(int argc, char **argv)
 			if (seq >= next && itch_apply(&b, m, n, seq, &ev) == 1) {
 				events++;
 				if (bbo != NULL)
-					fprintf(bbo, "%" PRIu64 ",%u,%" PRIu64 ",%u,%u,%u,%u\n", ev.seq,
-							ev.locate, ev.ts, ev.bid_px, ev.bid_shares, ev.ask_px,
-							ev.ask_shares);
+					itch_write_event(bbo, &ev);
 			}
 		}
 		next = first + count > next ? first + count : next;
@@ -215,7 +171,11 @@ main(int argc, char **argv)
 
 		if (j == NULL)
 			fail("cannot write ", o.json);
-		write_json(j, &b, o.depth, session, next, packets, dups);
+		struct itch_counts c = { .next_seq = next, .packets = packets, .duplicates = dups };
+
+		memcpy(c.session, session, sizeof(c.session));
+		if (itch_write_json(j, &b, o.depth, &c) != 0)
+			fail("out of memory", NULL);
 		if (fclose(j) != 0)
 			fail("cannot write ", o.json);
 	}

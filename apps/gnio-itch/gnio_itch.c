@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-itch: a NASDAQ TotalView-ITCH 5.0 feed over MoldUDP64 into an order
+ * book, on gnio's library API. Its handler (the "itch" handler, below) runs
+ * itch_feed.h on each packet: sequencing (duplicates, gaps with a re-request
+ * sent back out of the feed's port, held messages, the gap timeout, heartbeats,
+ * the end of session) and the book (itch_book.h), pushing an event for every
+ * change of a stock's best bid or offer through the library's event channel;
+ * the program drains them into --bbo-csv and writes --book-json at the end.
+ * This is the CPU path (the host consumer); the GPU path is not built yet.
+ * Usage: gnio-itch EAL-ARGS -- [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
+ *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
+ *        [--depth N] [--orders N] [--levels N] [--max-pending N]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <gnio/gnio.h>
+
+#include "gnio_app.h"
+#include "itch_feed.h"
+#include "itch_out.h"
+
+#define APP "gnio-itch"
+
+struct opts {
+	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration;
+	uint32_t req_ip, local_ip;
+	uint16_t req_port, local_port;
+	bool exit_at_end;
+	const char *bbo, *json;
+};
+
+/* The handler's state: the feed (its tables after it) and the UDP port it takes. */
+struct itch_state {
+	uint32_t udp_port;          /* 0: any */
+	uint32_t pad[15];
+	struct itch_feed feed;      /* must stay last: the tables follow it */
+};
+
+static void
+app_fail(const char *fmt, const char *arg)
+{
+	fprintf(stderr, APP ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+static uint32_t
+num(const char *opt, const char *v, uint64_t lo, uint64_t hi)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno != 0 || *end != '\0' || *v == '-' || x < lo || x > hi) {
+		fprintf(stderr, APP ": %s=%s: out of range %" PRIu64 "..%" PRIu64 "\n", opt, v, lo, hi);
+		exit(2);
+	}
+	return (uint32_t)x;
+}
+
+static uint32_t
+pow2(const char *opt, const char *v)
+{
+	uint32_t x = num(opt, v, 2, 1u << 28);
+
+	if ((x & (x - 1)) != 0) {
+		fprintf(stderr, APP ": %s=%s: must be a power of two\n", opt, v);
+		exit(2);
+	}
+	return x;
+}
+
+/* IPv4:port, host order. */
+static void
+addr(const char *opt, const char *v, uint32_t *ip, uint16_t *port)
+{
+	unsigned int a, b, c, d, p;
+	char tail;
+
+	if (sscanf(v, "%u.%u.%u.%u:%u%c", &a, &b, &c, &d, &p, &tail) != 5 || a > 255 || b > 255 ||
+			c > 255 || d > 255 || p == 0 || p > 65535) {
+		fprintf(stderr, APP ": %s=%s: expected IPv4:PORT\n", opt, v);
+		exit(2);
+	}
+	*ip = a << 24 | b << 16 | c << 8 | d;
+	*port = (uint16_t)p;
+}
+
+static void
+parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "udp-port", required_argument, NULL, 'u' }, { "rerequest", required_argument, NULL, 'r' },
+		{ "local", required_argument, NULL, 'l' }, { "gap-timeout-ms", required_argument, NULL, 'g' },
+		{ "exit-at-end", no_argument, NULL, 'e' }, { "duration", required_argument, NULL, 't' },
+		{ "bbo-csv", required_argument, NULL, 'b' }, { "book-json", required_argument, NULL, 'j' },
+		{ "depth", required_argument, NULL, 'd' }, { "orders", required_argument, NULL, 'o' },
+		{ "levels", required_argument, NULL, 'L' }, { "max-pending", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct opts){ .depth = 10, .orders = 1u << 20, .levels = 1u << 18, .max_pending = 1u << 16,
+		.gap_ms = 100, .req_ip = 0x0a000001, .req_port = 26401, .local_ip = 0x0a000002,
+		.local_port = 26402 };
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'u': o->udp_port = num("--udp-port", optarg, 1, 65535); break;
+		case 'r': addr("--rerequest", optarg, &o->req_ip, &o->req_port); break;
+		case 'l': addr("--local", optarg, &o->local_ip, &o->local_port); break;
+		case 'g': o->gap_ms = num("--gap-timeout-ms", optarg, 1, 3600000); break;
+		case 'e': o->exit_at_end = true; break;
+		case 't': o->duration = num("--duration", optarg, 1, 86400); break;
+		case 'b': o->bbo = optarg; break;
+		case 'j': o->json = optarg; break;
+		case 'd': o->depth = num("--depth", optarg, 1, 1u << 20); break;
+		case 'o': o->orders = pow2("--orders", optarg); break;
+		case 'L': o->levels = pow2("--levels", optarg); break;
+		case 'p': o->max_pending = pow2("--max-pending", optarg); break;
+		case 'h':
+			printf("usage: " APP " EAL-ARGS -- [--udp-port N] [--rerequest IP:PORT] "
+					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
+					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
+					"[--max-pending N]\n");
+			exit(0);
+		default:
+			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		app_fail("%s: unexpected argument", argv[optind]);
+	if (o->bbo != NULL)
+		gnio_app_check_output(APP, "--bbo-csv", o->bbo);
+	if (o->json != NULL)
+		gnio_app_check_output(APP, "--book-json", o->json);
+}
+
+static uint16_t
+csum_fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/* The headers of a re-request (Ethernet, IPv4, UDP), lengths and IPv4 checksum in. */
+static void
+request_headers(uint8_t *h, const struct opts *o, const struct rte_ether_addr *src)
+{
+	uint32_t s = 0;
+
+	memset(h, 0, ITCH_REQ_HDR);
+	memcpy(h + 6, src->addr_bytes, 6);
+	h[12] = 0x08;
+	h[14] = 0x45;
+	h[16] = 0;
+	h[17] = 20 + 8 + ITCH_MOLD_HDR;
+	h[20] = 0x40;                         /* DF */
+	h[22] = 64;
+	h[23] = 17;
+	for (int i = 0; i < 4; i++) {
+		h[26 + i] = (uint8_t)(o->local_ip >> (24 - 8 * i));
+		h[30 + i] = (uint8_t)(o->req_ip >> (24 - 8 * i));
+	}
+	for (int i = 14; i < 34; i += 2)
+		s += (uint32_t)h[i] << 8 | h[i + 1];
+	s = csum_fold(s);
+	h[24] = (uint8_t)(s >> 8);
+	h[25] = (uint8_t)s;
+	h[34] = (uint8_t)(o->local_port >> 8);
+	h[35] = (uint8_t)o->local_port;
+	h[36] = (uint8_t)(o->req_port >> 8);
+	h[37] = (uint8_t)o->req_port;
+	h[39] = 8 + ITCH_MOLD_HDR;            /* UDP checksum 0: none (IPv4) */
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * The handler: the UDP payload of each feed packet to the receiver; the packet
+ * is then dropped as handled, or turned into the re-request (sent back out of
+ * its port: it is at least that long, and the IPv4 and UDP lengths say how much
+ * of it is the request).
+ */
+static uint16_t
+itch_packet(struct gnio_pkt *pk, void *state)
+{
+	struct itch_state *st = state;
+	struct itch_feed *f = &st->feed;
+	uint8_t *p = pk->data;
+	uint32_t ihl, udp, end;
+	enum itch_action a;
+
+	if (pk->len < 14 + 20 + 8 || p[12] != 0x08 || p[13] != 0x00 || (p[14] >> 4) != 4 || p[23] != 17)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	ihl = (p[14] & 0xfu) * 4;
+	udp = 14 + ihl;
+	if (ihl < 20 || udp + 8 > pk->len)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	if (st->udp_port != 0 && ((uint32_t)p[udp + 2] << 8 | p[udp + 3]) != st->udp_port)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
+	if (end < udp + 8 || end > pk->len)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	a = itch_feed_packet(f, p + udp + 8, end - udp - 8, now_ns());
+	if (a == ITCH_MALFORMED)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	if (a != ITCH_REQUEST || pk->len < ITCH_REQ_LEN)
+		return gnio_verdict_drop(GNIO_DROP_HANDLER);
+	/* The re-request, to the server: back to where the feed came from (its source MAC). */
+	{
+		uint8_t feed_src[6];
+
+		memcpy(feed_src, p + 6, 6);
+		memcpy(p, f->req_hdr, ITCH_REQ_HDR);
+		memcpy(p, feed_src, 6);
+		memcpy(p + ITCH_REQ_HDR, f->session, 10);
+		for (int i = 0; i < 8; i++)
+			p[ITCH_REQ_HDR + 10 + i] = (uint8_t)(f->req_seq >> (56 - 8 * i));
+		p[ITCH_REQ_HDR + 18] = (uint8_t)(f->req_count >> 8);
+		p[ITCH_REQ_HDR + 19] = (uint8_t)f->req_count;
+	}
+	return pk->rx_port;
+}
+
+GNIO_HANDLER_HOST(itch_handler, "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
+		itch_packet)
+
+static void
+drain(struct gnio_events *ev, FILE *bbo, uint64_t *events)
+{
+	struct itch_event e[64];
+	uint32_t n;
+
+	while ((n = gnio_events_drain(ev, e, 64)) != 0)
+		for (uint32_t i = 0; i < n; i++, (*events)++)
+			if (bbo != NULL)
+				itch_write_event(bbo, &e[i]);
+}
+
+int
+main(int argc, char **argv)
+{
+	int sep = 0, eal_argc, n, ret = 0;
+	struct gnio_events_counts ec;
+	struct gnio_conf conf;
+	struct gnio_pipeline *p;
+	struct gnio_events *ev;
+	struct gnio_check chk;
+	struct rte_ether_addr mac;
+	struct itch_state *st;
+	struct opts o;
+	uint64_t t0, events = 0;
+	uint16_t ports[RTE_MAX_ETHPORTS], nb = 0;
+	size_t size;
+	char err[256];
+	char **eal_argv;
+	FILE *bbo = NULL;
+
+	while (sep < argc && strcmp(argv[sep], "--") != 0)
+		sep++;
+	parse(argc - sep, argv + sep, &o);
+	eal_argc = sep;
+	eal_argv = gnio_app_eal_args(&eal_argc, argv);
+	n = rte_eal_init(eal_argc, eal_argv);
+	if (n < 0)
+		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
+	gnio_app_check_devices(APP);
+	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS && nb < RTE_MAX_ETHPORTS; i++)
+		if (rte_eth_dev_is_valid_port(i))
+			ports[nb++] = i;
+	if (nb == 0)
+		app_fail("%s", "no port (give the feed's port to the EAL, e.g. --vdev=net_pcap0,...)");
+	gnio_conf_defaults(&conf);
+	conf.ports.ids = ports;
+	conf.ports.nb = nb;
+	conf.ports.nb_rxq = 1;               /* one queue: the feed in order */
+	conf.consumer.name = "host";
+	conf.consumer.handler = "itch";
+	conf.gpu.name = "host";
+	p = gnio_pipeline_create(&conf, err, sizeof(err));
+	if (p == NULL)
+		app_fail("%s", err);
+	ev = gnio_pipeline_events_create(p, sizeof(struct itch_event), 1u << 16);
+	size = offsetof(struct itch_state, feed) + itch_feed_bytes(o.orders, o.levels, o.max_pending);
+	st = aligned_alloc(64, (size + 63) & ~(size_t)63);
+	if (ev == NULL || st == NULL || gnio_pipeline_state_alloc(p, size, NULL) != 0)
+		app_fail("%s", "cannot make the book's state (--orders, --levels, --max-pending smaller?)");
+	/* The state is laid out here, for where the pipeline keeps it, then copied there. */
+	memset(st, 0, offsetof(struct itch_state, feed));
+	st->udp_port = o.udp_port;
+	itch_feed_init(&st->feed, (uintptr_t)gnio_pipeline_state(p, 0) + offsetof(struct itch_state, feed),
+			o.orders, o.levels, o.max_pending, (uint64_t)o.gap_ms * 1000000, gnio_events_ring(ev, 0));
+	rte_eth_macaddr_get(ports[0], &mac);
+	request_headers(st->feed.req_hdr, &o, &mac);
+	if (gnio_pipeline_state_write(p, 0, 0, st, size) != 0)
+		app_fail("%s", "cannot write the book's state");
+	if (o.bbo != NULL && (bbo = fopen(o.bbo, "w")) == NULL)
+		app_fail("cannot write --bbo-csv=%s", o.bbo);
+	if (gnio_pipeline_start(p) != 0)
+		app_fail("cannot start: %s", gnio_pipeline_error(p));
+	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels, gap timeout %u ms\n", nb,
+			o.udp_port, o.orders, o.levels, o.gap_ms);
+	fflush(stdout);
+	t0 = rte_get_timer_cycles();
+	while (!gnio_app_quit) {
+		uint8_t ended = 0;
+		int r = gnio_pipeline_poll(p);
+
+		drain(ev, bbo, &events);
+		if (r < 0) {
+			fprintf(stderr, APP ": %s\n", gnio_pipeline_error(p));
+			ret = 1;
+			break;
+		}
+		if (o.exit_at_end && gnio_pipeline_state_read(p, 0, offsetof(struct itch_state, feed) +
+				offsetof(struct itch_feed, ended), &ended, 1) == 0 && ended)
+			break;
+		if (o.duration != 0 && rte_get_timer_cycles() - t0 > (uint64_t)o.duration * rte_get_timer_hz())
+			break;
+		rte_delay_us_sleep(1000);
+	}
+	if (gnio_pipeline_stop(p) != 0) {
+		fprintf(stderr, APP ": stop: %s\n", gnio_pipeline_error(p));
+		ret = 1;
+	}
+	drain(ev, bbo, &events);
+	if (bbo != NULL && fclose(bbo) != 0) {
+		fprintf(stderr, APP ": cannot write --bbo-csv=%s\n", o.bbo);
+		ret = 1;
+	}
+	/* The final state, with its pointers made for this copy. */
+	if (gnio_pipeline_state_read(p, 0, 0, st, size) != 0)
+		app_fail("%s", "cannot read the book's state");
+	{
+		struct itch_feed *f = &st->feed;
+		intptr_t d = (intptr_t)((uintptr_t)f - ((uintptr_t)gnio_pipeline_state(p, 0) +
+				offsetof(struct itch_state, feed)));
+		struct itch_counts c = { .next_seq = f->next, .packets = f->packets + f->other_session,
+			.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
+
+		f->book.orders = (struct itch_order *)((uint8_t *)f->book.orders + d);
+		f->book.levels = (struct itch_level *)((uint8_t *)f->book.levels + d);
+		f->book.head = (uint32_t *)((uint8_t *)f->book.head + d);
+		f->book.names = (char (*)[8])((uint8_t *)f->book.names + d);
+		f->book.seen = f->book.seen + d;
+		memcpy(c.session, f->session, 10);
+		printf(APP ": %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %"
+				PRIu64 " messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64
+				" re-requests, %" PRIu64 " messages lost), %" PRIu64 " BBO events, unknown_ref %"
+				PRIu64 ", book_full %" PRIu64 ", malformed %" PRIu64 ", unknown types %" PRIu64
+				", live orders %u%s\n", f->packets, f->heartbeats, f->duplicates, f->book.messages,
+				f->next, f->gaps, f->rerequests, f->lost, events, f->book.unknown_ref,
+				f->book.book_full, f->malformed + f->book.malformed, f->book.unknown_type,
+				f->book.live_orders, f->ended ? ", session ended" : "");
+		if (o.json != NULL) {
+			FILE *j = fopen(o.json, "w");
+
+			if (j == NULL || itch_write_json(j, &f->book, o.depth, &c) != 0 || fclose(j) != 0) {
+				fprintf(stderr, APP ": cannot write --book-json=%s\n", o.json);
+				ret = 1;
+			}
+		}
+	}
+	gnio_events_counts(ev, &ec);
+	gnio_pipeline_check(p, &chk);
+	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s; "
+			"events pushed %" PRIu64 ", dropped %" PRIu64 ", drained %" PRIu64 "\n", chk.total.rx,
+			chk.total.tx, chk.dropped, chk.conserved ? "conserved" : "NOT CONSERVED",
+			chk.pools_full ? "full" : "NOT FULL", ec.pushed, ec.dropped, ec.drained);
+	if (!chk.conserved || !chk.pools_full || ec.dropped != 0 || ec.pending != 0)
+		ret = 1;
+	gnio_pipeline_destroy(p);
+	free(st);
+	gnio_app_eal_cleanup();
+	return ret;
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-itch's MoldUDP64 receiver: the session and the next sequence number,
+ * duplicates, gaps (a re-request, later messages held, bounded, until the gap
+ * is filled or given up after the gap timeout), heartbeats and the end of
+ * session, applying each message to the book (itch_book.h) in sequence order
+ * and pushing an event (gnio_events.h) for every change of a best bid or
+ * offer. Written once for the CPU and the GPU (GNIO_HD); its state is one
+ * struct itch_feed with its tables after it, in the handler's state.
+ */
+#ifndef GNIO_ITCH_FEED_H
+#define GNIO_ITCH_FEED_H
+
+#include <gnio/device/gnio_events.h>
+
+#include "itch_book.h"
+
+#define ITCH_PEND_BYTES 56u          /* the longest ITCH message (50) fits */
+
+/* What to do with the packet, after itch_feed_packet(). */
+enum itch_action {
+	ITCH_CONSUMED,        /* applied, held or nothing to do: drop as handled */
+	ITCH_DUPLICATE,       /* every message already seen */
+	ITCH_MALFORMED,       /* a cut MoldUDP64 header */
+	ITCH_OTHER_SESSION,   /* a session that is not the one followed */
+	ITCH_REQUEST,         /* send a re-request for [req_seq, req_seq + req_count) */
+};
+
+/* The frame of a re-request before its MoldUDP64 payload: Ethernet, IPv4, UDP (42 bytes). */
+#define ITCH_REQ_HDR 42u
+#define ITCH_REQ_LEN (ITCH_REQ_HDR + ITCH_MOLD_HDR)
+
+struct itch_feed {
+	const struct gnio_event_ring *events;   /* where BBO changes go (NULL: nowhere) */
+	uint8_t req_hdr[ITCH_REQ_HDR];          /* a re-request's headers, lengths and checksum in
+	                                           (its destination MAC: the feed packet's source) */
+	uint64_t gap_timeout_ns;      /* a gap not filled in this long is lost */
+	uint32_t max_pending;         /* messages held while a gap is open, a power of two */
+	/* The sequencer. */
+	uint8_t session[10];
+	uint8_t have_session;
+	uint8_t ended;                /* the end of session reached, every message before it in */
+	uint64_t next;                /* the next message to apply */
+	uint64_t end_seq;             /* the end of session's sequence number (0: not seen) */
+	uint64_t gap_since_ns;        /* when the open gap was seen (0: none open) */
+	uint64_t gap_to;              /* messages before this are known to exist */
+	uint64_t requested;           /* the gap last asked for began here (0: none) */
+	uint64_t pend_hi;             /* held messages are below this (0: none held) */
+	uint64_t req_seq;             /* ITCH_REQUEST: what to ask for */
+	uint32_t req_count;
+	/* Counters. */
+	uint64_t packets, heartbeats, duplicates, gaps, lost, rerequests, malformed, other_session;
+	uint64_t pending_full, events_dropped;
+	struct itch_book book;        /* tables after this struct (itch_feed_bytes) */
+	uint64_t *pend_seq;           /* [max_pending]: the message held in slot s % max_pending */
+	uint8_t (*pend_msg)[ITCH_PEND_BYTES];   /* [max_pending]: its length, then its bytes */
+};
+
+/* Bytes of a feed's state: the struct, then the book's tables, then the held messages. */
+GNIO_HD static inline uint64_t
+itch_feed_bytes(uint32_t order_cap, uint32_t level_cap, uint32_t max_pending)
+{
+	return ((sizeof(struct itch_feed) + 63) & ~(uint64_t)63) + itch_book_bytes(order_cap, level_cap) +
+		(uint64_t)max_pending * (sizeof(uint64_t) + ITCH_PEND_BYTES);
+}
+
+/* Lay out and set a feed at @p mem (itch_feed_bytes(), 64-byte aligned), its pointers made for @p base. */
+GNIO_HD static inline void
+itch_feed_init(void *mem, uintptr_t base, uint32_t order_cap, uint32_t level_cap, uint32_t max_pending,
+		uint64_t gap_timeout_ns, const struct gnio_event_ring *events)
+{
+	struct itch_feed *f = (struct itch_feed *)mem;
+	uint64_t head = (sizeof(struct itch_feed) + 63) & ~(uint64_t)63;
+	uint8_t *p = (uint8_t *)mem + head;
+	intptr_t delta = (intptr_t)(base - (uintptr_t)mem);
+
+	memset(f, 0, sizeof(*f));
+	f->events = events;
+	f->gap_timeout_ns = gap_timeout_ns;
+	f->max_pending = max_pending;
+	itch_book_init(&f->book, p, order_cap, level_cap);
+	p += itch_book_bytes(order_cap, level_cap);
+	f->pend_seq = (uint64_t *)p;
+	for (uint32_t i = 0; i < max_pending; i++)
+		f->pend_seq[i] = 0;
+	f->pend_msg = (uint8_t (*)[ITCH_PEND_BYTES])(p + (uint64_t)max_pending * sizeof(uint64_t));
+	/* Every pointer for where the state will live (its copy in the pipeline). */
+	f->book.orders = (struct itch_order *)((uint8_t *)f->book.orders + delta);
+	f->book.levels = (struct itch_level *)((uint8_t *)f->book.levels + delta);
+	f->book.lindex = (uint32_t *)((uint8_t *)f->book.lindex + delta);
+	f->book.head = (uint32_t *)((uint8_t *)f->book.head + delta);
+	f->book.names = (char (*)[8])((uint8_t *)f->book.names + delta);
+	f->book.seen = f->book.seen + delta;
+	f->pend_seq = (uint64_t *)((uint8_t *)f->pend_seq + delta);
+	f->pend_msg = (uint8_t (*)[ITCH_PEND_BYTES])((uint8_t *)f->pend_msg + delta);
+}
+
+GNIO_HD static inline void
+itch_feed_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
+{
+	struct itch_event ev;
+
+	if (itch_apply(&f->book, m, n, seq, &ev) == 1 && f->events != NULL &&
+			gnio_event_push(f->events, &ev) != 0)
+		f->events_dropped++;
+}
+
+/* Apply the held messages that are next, in order; pend_hi 0 once none is held. */
+GNIO_HD static inline void
+itch_feed_drain(struct itch_feed *f)
+{
+	uint32_t mask = f->max_pending - 1;
+
+	while (f->pend_hi != 0 && f->pend_seq[f->next & mask] == f->next) {
+		uint8_t *slot = f->pend_msg[f->next & mask];
+
+		f->pend_seq[f->next & mask] = 0;
+		itch_feed_apply(f, slot + 1, slot[0], f->next);
+		f->next++;
+	}
+	if (f->pend_hi != 0 && f->next >= f->pend_hi)
+		f->pend_hi = 0;
+}
+
+/* Give the open gap up: its messages are lost; the held ones after it are applied. */
+GNIO_HD static inline void
+itch_feed_lose(struct itch_feed *f)
+{
+	uint32_t mask = f->max_pending - 1;
+	uint64_t to = f->gap_to;
+
+	/* The gap ends at the first message held, or where the feed said it would. */
+	for (uint64_t s = f->next; f->pend_hi != 0 && s < f->pend_hi; s++)
+		if (f->pend_seq[s & mask] == s) {
+			to = s;
+			break;
+		}
+	if (to > f->next) {
+		f->lost += to - f->next;
+		f->next = to;
+	}
+	f->gap_since_ns = 0;
+	f->requested = 0;
+	itch_feed_drain(f);
+}
+
+/* Hold message @p seq until the gap before it is filled; -1 when it does not fit. */
+GNIO_HD static inline int
+itch_feed_hold(struct itch_feed *f, uint64_t seq, const uint8_t *m, uint32_t n)
+{
+	uint32_t mask = f->max_pending - 1;
+	uint8_t *slot;
+
+	if (seq - f->next >= f->max_pending || n >= ITCH_PEND_BYTES)
+		return -1;
+	slot = f->pend_msg[seq & mask];
+	slot[0] = (uint8_t)n;
+	for (uint32_t i = 0; i < n; i++)
+		slot[1 + i] = m[i];
+	f->pend_seq[seq & mask] = seq;
+	if (seq + 1 > f->pend_hi)
+		f->pend_hi = seq + 1;
+	return 0;
+}
+
+/* Messages before @p to exist and some are missing: a gap is open (once), to be asked for. */
+GNIO_HD static inline void
+itch_feed_gap(struct itch_feed *f, uint64_t to, uint64_t now_ns)
+{
+	if (to > f->gap_to)
+		f->gap_to = to;
+	if (f->gap_since_ns == 0 && f->gap_to > f->next) {
+		f->gap_since_ns = now_ns != 0 ? now_ns : 1;
+		f->gaps++;
+	}
+}
+
+/*
+ * One MoldUDP64 packet of @p len bytes at @p p, received at @p now_ns. Returns
+ * what to do with the packet (ITCH_REQUEST: req_seq and req_count say what to
+ * ask the re-request server for).
+ */
+GNIO_HD static inline enum itch_action
+itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t now_ns)
+{
+	uint64_t seq;
+	uint32_t count, at = ITCH_MOLD_HDR, n, k;
+	const uint8_t *m;
+	int r;
+
+	if (itch_mold_header(p, len, &seq, &count) != 0) {
+		f->malformed++;
+		return ITCH_MALFORMED;
+	}
+	if (!f->have_session) {
+		for (int i = 0; i < 10; i++)
+			f->session[i] = p[i];
+		f->have_session = 1;
+		f->next = seq;              /* joined here: what came before is not ours */
+	} else {
+		for (int i = 0; i < 10; i++)
+			if (f->session[i] != p[i]) {
+				f->other_session++;
+				return ITCH_OTHER_SESSION;
+			}
+	}
+	f->packets++;
+	/* A gap open too long is lost: the feed goes on. */
+	if (f->gap_since_ns != 0 && now_ns - f->gap_since_ns > f->gap_timeout_ns)
+		itch_feed_lose(f);
+	if (count == ITCH_MOLD_HEARTBEAT || count == ITCH_MOLD_END) {
+		f->heartbeats += count == ITCH_MOLD_HEARTBEAT;
+		if (count == ITCH_MOLD_END)
+			f->end_seq = seq;
+		itch_feed_gap(f, seq, now_ns);        /* it names the next sequence number */
+	} else if (seq + count <= f->next) {
+		f->duplicates++;
+		return ITCH_DUPLICATE;
+	} else {
+		for (k = 0; k < count && (r = itch_mold_next(p, len, &at, &m, &n)) == 1; k++) {
+			uint64_t s = seq + k;
+
+			if (s < f->next)
+				continue;
+			if (s == f->next) {
+				itch_feed_apply(f, m, n, s);
+				f->next++;
+				itch_feed_drain(f);
+				continue;
+			}
+			if (itch_feed_hold(f, s, m, n) != 0) {
+				/* No room to wait longer: the gap is lost now. */
+				f->pending_full++;
+				itch_feed_gap(f, s, now_ns);
+				itch_feed_lose(f);
+				if (s == f->next) {
+					itch_feed_apply(f, m, n, s);
+					f->next++;
+					itch_feed_drain(f);
+				} else if (itch_feed_hold(f, s, m, n) != 0) {
+					f->malformed++;     /* a message too long to hold */
+				}
+			}
+		}
+		if (k < count)
+			f->book.malformed++;        /* a count or a length past the packet */
+		/* All of seq .. seq + count - 1 exist: what was not read (a cut packet) is a gap. */
+		itch_feed_gap(f, seq + count, now_ns);
+		if (f->pend_hi != 0)
+			itch_feed_gap(f, f->pend_hi, now_ns);
+	}
+	if (f->gap_to <= f->next) {
+		f->gap_since_ns = 0;          /* the gap is filled */
+		f->requested = 0;
+	}
+	if (f->end_seq != 0 && f->next >= f->end_seq)
+		f->ended = 1;
+	/* An open gap not asked for yet: ask, once per gap. */
+	if (f->gap_since_ns != 0 && f->requested != f->next) {
+		uint64_t to = f->gap_to;
+
+		for (uint64_t s = f->next; f->pend_hi != 0 && s < f->pend_hi; s++)
+			if (f->pend_seq[s & (f->max_pending - 1)] == s) {
+				to = s;
+				break;
+			}
+		f->requested = f->next;
+		f->req_seq = f->next;
+		f->req_count = (uint32_t)(to - f->next < 0xfffe ? to - f->next : 0xfffe);
+		f->rerequests++;
+		return ITCH_REQUEST;
+	}
+	return ITCH_CONSUMED;
+}
+
+#endif /* GNIO_ITCH_FEED_H */
