@@ -42,7 +42,8 @@ struct opts {
 /* The handler's state: the feed (its tables after it) and the UDP port it takes. */
 struct itch_state {
 	uint32_t udp_port;          /* 0: any */
-	uint32_t pad[15];
+	uint32_t local_port;        /* where re-requests are answered (always taken) */
+	uint32_t pad[14];
 	struct itch_feed feed;      /* must stay last: the tables follow it */
 };
 
@@ -218,7 +219,8 @@ itch_packet(struct gnio_pkt *pk, void *state)
 	udp = 14 + ihl;
 	if (ihl < 20 || udp + 8 > pk->len)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	if (st->udp_port != 0 && ((uint32_t)p[udp + 2] << 8 | p[udp + 3]) != st->udp_port)
+	if (st->udp_port != 0 && ((uint32_t)p[udp + 2] << 8 | p[udp + 3]) != st->udp_port &&
+			((uint32_t)p[udp + 2] << 8 | p[udp + 3]) != st->local_port)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
 	end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
 	if (end < udp + 8 || end > pk->len)
@@ -310,6 +312,7 @@ main(int argc, char **argv)
 	/* The state is laid out here, for where the pipeline keeps it, then copied there. */
 	memset(st, 0, offsetof(struct itch_state, feed));
 	st->udp_port = o.udp_port;
+	st->local_port = o.local_port;
 	itch_feed_init(&st->feed, (uintptr_t)gnio_pipeline_state(p, 0) + offsetof(struct itch_state, feed),
 			o.orders, o.levels, o.max_pending, (uint64_t)o.gap_ms * 1000000, gnio_events_ring(ev, 0));
 	rte_eth_macaddr_get(ports[0], &mac);
@@ -370,10 +373,11 @@ main(int argc, char **argv)
 				PRIu64 " messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64
 				" re-requests, %" PRIu64 " messages lost), %" PRIu64 " BBO events, unknown_ref %"
 				PRIu64 ", book_full %" PRIu64 ", malformed %" PRIu64 ", unknown types %" PRIu64
-				", live orders %u%s\n", f->packets, f->heartbeats, f->duplicates, f->book.messages,
-				f->next, f->gaps, f->rerequests, f->lost, events, f->book.unknown_ref,
-				f->book.book_full, f->malformed + f->book.malformed, f->book.unknown_type,
-				f->book.live_orders, f->ended ? ", session ended" : "");
+				", live orders %u, other sessions %" PRIu64 "%s\n", f->packets, f->heartbeats,
+				f->duplicates, f->book.messages, f->next, f->gaps, f->rerequests, f->lost, events,
+				f->book.unknown_ref, f->book.book_full, f->malformed + f->book.malformed,
+				f->book.unknown_type, f->book.live_orders, f->other_session,
+				f->ended ? ", session ended" : "");
 		if (o.json != NULL) {
 			FILE *j = fopen(o.json, "w");
 
