@@ -7,8 +7,10 @@
  * the end of session) and the book (itch_book.h), pushing an event for every
  * change of a stock's best bid or offer through the library's event channel;
  * the program drains them into --bbo-csv and writes --book-json at the end.
- * This is the CPU path (the host consumer); the GPU path is not built yet.
- * Usage: gnio-itch EAL-ARGS -- [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
+ * --consumer host (default): the CPU path; --consumer cuda-kernel: the GPU
+ * path, the same code in its own kernel (itch_kernel.cu), state in GPU memory.
+ * Usage: gnio-itch EAL-ARGS -- [--consumer host|cuda-kernel] [--gpu NAME]
+ *        [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N]
  */
@@ -26,7 +28,7 @@
 #include <gnio/gnio.h>
 
 #include "gnio_app.h"
-#include "itch_feed.h"
+#include "itch_state.h"
 #include "itch_out.h"
 
 #define APP "gnio-itch"
@@ -36,15 +38,7 @@ struct opts {
 	uint32_t req_ip, local_ip;
 	uint16_t req_port, local_port;
 	bool exit_at_end;
-	const char *bbo, *json;
-};
-
-/* The handler's state: the feed (its tables after it) and the UDP port it takes. */
-struct itch_state {
-	uint32_t udp_port;          /* 0: any */
-	uint32_t local_port;        /* where re-requests are answered (always taken) */
-	uint32_t pad[14];
-	struct itch_feed feed;      /* must stay last: the tables follow it */
+	const char *bbo, *json, *consumer, *gpu;
 };
 
 static void
@@ -109,13 +103,14 @@ parse(int argc, char **argv, struct opts *o)
 		{ "bbo-csv", required_argument, NULL, 'b' }, { "book-json", required_argument, NULL, 'j' },
 		{ "depth", required_argument, NULL, 'd' }, { "orders", required_argument, NULL, 'o' },
 		{ "levels", required_argument, NULL, 'L' }, { "max-pending", required_argument, NULL, 'p' },
+		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	*o = (struct opts){ .depth = 10, .orders = 1u << 20, .levels = 1u << 18, .max_pending = 1u << 16,
 		.gap_ms = 100, .req_ip = 0x0a000001, .req_port = 26401, .local_ip = 0x0a000002,
-		.local_port = 26402 };
+		.local_port = 26402, .consumer = "host", .gpu = NULL };
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -132,8 +127,15 @@ parse(int argc, char **argv, struct opts *o)
 		case 'o': o->orders = pow2("--orders", optarg); break;
 		case 'L': o->levels = pow2("--levels", optarg); break;
 		case 'p': o->max_pending = pow2("--max-pending", optarg); break;
+		case 'c':
+			if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda-kernel") != 0)
+				app_fail("--consumer=%s: host or cuda-kernel", optarg);
+			o->consumer = optarg;
+			break;
+		case 'G': o->gpu = optarg; break;
 		case 'h':
-			printf("usage: " APP " EAL-ARGS -- [--udp-port N] [--rerequest IP:PORT] "
+			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda-kernel] [--gpu NAME] "
+					"[--udp-port N] [--rerequest IP:PORT] "
 					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
 					"[--max-pending N]\n");
@@ -198,52 +200,11 @@ now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/*
- * The handler: the UDP payload of each feed packet to the receiver; the packet
- * is then dropped as handled, or turned into the re-request (sent back out of
- * its port: it is at least that long, and the IPv4 and UDP lengths say how much
- * of it is the request).
- */
+/* The CPU path's handler: the packet function of itch_state.h, timed by the CPU's clock. */
 static uint16_t
 itch_packet(struct gnio_pkt *pk, void *state)
 {
-	struct itch_state *st = state;
-	struct itch_feed *f = &st->feed;
-	uint8_t *p = pk->data;
-	uint32_t ihl, udp, end;
-	enum itch_action a;
-
-	if (pk->len < 14 + 20 + 8 || p[12] != 0x08 || p[13] != 0x00 || (p[14] >> 4) != 4 || p[23] != 17)
-		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
-	ihl = (p[14] & 0xfu) * 4;
-	udp = 14 + ihl;
-	if (ihl < 20 || udp + 8 > pk->len)
-		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	if (st->udp_port != 0 && ((uint32_t)p[udp + 2] << 8 | p[udp + 3]) != st->udp_port &&
-			((uint32_t)p[udp + 2] << 8 | p[udp + 3]) != st->local_port)
-		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
-	end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
-	if (end < udp + 8 || end > pk->len)
-		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	a = itch_feed_packet(f, p + udp + 8, end - udp - 8, now_ns());
-	if (a == ITCH_MALFORMED)
-		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	if (a != ITCH_REQUEST || pk->len < ITCH_REQ_LEN)
-		return gnio_verdict_drop(GNIO_DROP_HANDLER);
-	/* The re-request, to the server: back to where the feed came from (its source MAC). */
-	{
-		uint8_t feed_src[6];
-
-		memcpy(feed_src, p + 6, 6);
-		memcpy(p, f->req_hdr, ITCH_REQ_HDR);
-		memcpy(p, feed_src, 6);
-		memcpy(p + ITCH_REQ_HDR, f->session, 10);
-		for (int i = 0; i < 8; i++)
-			p[ITCH_REQ_HDR + 10 + i] = (uint8_t)(f->req_seq >> (56 - 8 * i));
-		p[ITCH_REQ_HDR + 18] = (uint8_t)(f->req_count >> 8);
-		p[ITCH_REQ_HDR + 19] = (uint8_t)f->req_count;
-	}
-	return pk->rx_port;
+	return itch_on_packet((struct itch_state *)state, pk, now_ns());
 }
 
 GNIO_HANDLER_HOST(itch_handler, "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
@@ -298,9 +259,17 @@ main(int argc, char **argv)
 	conf.ports.ids = ports;
 	conf.ports.nb = nb;
 	conf.ports.nb_rxq = 1;               /* one queue: the feed in order */
-	conf.consumer.name = "host";
-	conf.consumer.handler = "itch";
-	conf.gpu.name = "host";
+	if (strcmp(o.consumer, "host") == 0) {
+		conf.consumer.name = "host";
+		conf.consumer.handler = "itch";
+		conf.gpu.name = o.gpu != NULL ? o.gpu : "host";
+	} else {
+		/* The GPU path: its own kernel, packets in memory the GPU reads. */
+		conf.consumer.name = "cuda-kernel";
+		conf.consumer.kernel = "itch";
+		conf.gpu.name = o.gpu;
+		conf.mem.mode = GNIO_MEM_PINNED;
+	}
 	p = gnio_pipeline_create(&conf, err, sizeof(err));
 	if (p == NULL)
 		app_fail("%s", err);
@@ -323,8 +292,8 @@ main(int argc, char **argv)
 		app_fail("cannot write --bbo-csv=%s", o.bbo);
 	if (gnio_pipeline_start(p) != 0)
 		app_fail("cannot start: %s", gnio_pipeline_error(p));
-	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels, gap timeout %u ms\n", nb,
-			o.udp_port, o.orders, o.levels, o.gap_ms);
+	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels, gap timeout %u ms, "
+			"consumer %s\n", nb, o.udp_port, o.orders, o.levels, o.gap_ms, o.consumer);
 	fflush(stdout);
 	t0 = rte_get_timer_cycles();
 	while (!gnio_app_quit) {

@@ -186,7 +186,6 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 	uint64_t seq;
 	uint32_t count, at = ITCH_MOLD_HDR, n, k;
 	const uint8_t *m;
-	int r;
 
 	if (itch_mold_header(p, len, &seq, &count) != 0) {
 		f->malformed++;
@@ -217,7 +216,7 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 		f->duplicates++;
 		return ITCH_DUPLICATE;
 	} else {
-		for (k = 0; k < count && (r = itch_mold_next(p, len, &at, &m, &n)) == 1; k++) {
+		for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
 			uint64_t s = seq + k;
 
 			if (s < f->next)

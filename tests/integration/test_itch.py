@@ -4,7 +4,11 @@ BBO events byte for byte and the final book (and its counts) equal to the refere
 plain feed and for one with duplicates, reordered packets and heartbeats; each gap (a
 reordered packet) asked for once with a well-formed MoldUDP64 re-request to --rerequest,
 sent back out of the feed's port (the tx pcap); --udp-port filters; every packet accounted
-for, pools full; bad options exit 2 with one line."""
+for, pools full; bad options exit 2 with one line.
+--consumer cuda-kernel: the same on the GPU path (its own kernel, the book in GPU memory), bit
+for bit the same files; exits 77 where there is no CUDA GPU. GNIO_ITCH_WRAP: a command put
+before gnio-itch (compute-sanitizer ...)."""
+import argparse
 import json
 import os
 import struct
@@ -29,12 +33,17 @@ def gen(d, name, *args):
     return f
 
 
+CONSUMER = ["--consumer", "host"]
+
+
 def itch(d, name, pcap, *args):
     out = {k: os.path.join(d, name + "-itch" + ext) for k, ext in (("tx", ".pcap"), ("book", ".json"),
                                                                     ("bbo", ".csv"))}
-    cmd = [ITCH, "-l", "0-1"] + eal_mem() + ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (pcap, out["tx"]),
-                                             "--", "--exit-at-end", "--duration", "60", "--depth", "100000",
-                                             "--bbo-csv", out["bbo"], "--book-json", out["book"]] + list(args)
+    cmd = os.environ.get("GNIO_ITCH_WRAP", "").split() + [ITCH, "-l", "0-1"] + eal_mem() + \
+        os.environ.get("GNIO_EAL_EXTRA", "").split() + \
+        ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (pcap, out["tx"]), "--"] + CONSUMER + \
+        ["--exit-at-end", "--duration", "60", "--depth", "100000", "--bbo-csv", out["bbo"],
+         "--book-json", out["book"]] + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     return r, out
 
@@ -57,7 +66,17 @@ def requests(pcap):
 
 
 def main():
-    ck = Checker("itch")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--consumer", default="host", choices=["host", "cuda-kernel"])
+    a = ap.parse_args()
+    CONSUMER[1] = a.consumer
+    if a.consumer != "host":
+        probe = subprocess.run([os.path.join(BUILD, "tests", "gpu", "test_cuda"), "--probe"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            print("no CUDA GPU: skipped")
+            sys.exit(77)
+    ck = Checker("itch-" + a.consumer)
     d = tempfile.mkdtemp(prefix="gnio-itch-")
     for name, args in (("plain", []), ("messy", ["--dup-every", "5", "--reorder-every", "7",
                                                  "--heartbeat-every", "11"])):

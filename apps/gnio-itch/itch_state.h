@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-itch's handler state and per-packet function, the same on the CPU path
+ * (a host handler) and the GPU path (lane 0 of its kernel, in order).
+ */
+#ifndef GNIO_ITCH_STATE_H
+#define GNIO_ITCH_STATE_H
+
+#include <gnio/gnio_pkt.h>
+#include <gnio/gnio_verdict.h>
+
+#include "itch_feed.h"
+
+/* The handler's state: the ports it takes, then the feed (its tables after it). */
+struct itch_state {
+	uint32_t udp_port;          /* the feed's UDP port, 0: any */
+	uint32_t local_port;        /* where re-requests are answered (always taken) */
+	uint32_t pad[14];
+	struct itch_feed feed;      /* must stay last: the tables follow it */
+};
+
+/*
+ * One packet, received at @p now_ns: its UDP payload to the receiver; then
+ * dropped as handled, or turned into the re-request, which goes back out of
+ * its port (it is at least that long; the IPv4 and UDP lengths say how much
+ * of it is the request).
+ */
+GNIO_HD static inline uint16_t
+itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
+{
+	struct itch_feed *f = &st->feed;
+	uint8_t *p = pk->data, feed_src[6];
+	uint32_t ihl, udp, end, dport;
+	enum itch_action a;
+
+	if (pk->len < 14 + 20 + 8 || p[12] != 0x08 || p[13] != 0x00 || (p[14] >> 4) != 4 || p[23] != 17)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	ihl = (p[14] & 0xfu) * 4;
+	udp = 14 + ihl;
+	if (ihl < 20 || udp + 8 > pk->len)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	dport = (uint32_t)p[udp + 2] << 8 | p[udp + 3];
+	if (st->udp_port != 0 && dport != st->udp_port && dport != st->local_port)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
+	if (end < udp + 8 || end > pk->len)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	a = itch_feed_packet(f, p + udp + 8, end - udp - 8, now_ns);
+	if (a == ITCH_MALFORMED)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	if (a != ITCH_REQUEST || pk->len < ITCH_REQ_LEN)
+		return gnio_verdict_drop(GNIO_DROP_HANDLER);
+	/* The re-request, to the server: back to where the feed came from (its source MAC). */
+	for (int i = 0; i < 6; i++)
+		feed_src[i] = p[6 + i];
+	for (uint32_t i = 0; i < ITCH_REQ_HDR; i++)
+		p[i] = f->req_hdr[i];
+	for (int i = 0; i < 6; i++)
+		p[i] = feed_src[i];
+	for (int i = 0; i < 10; i++)
+		p[ITCH_REQ_HDR + i] = f->session[i];
+	for (int i = 0; i < 8; i++)
+		p[ITCH_REQ_HDR + 10 + i] = (uint8_t)(f->req_seq >> (56 - 8 * i));
+	p[ITCH_REQ_HDR + 18] = (uint8_t)(f->req_count >> 8);
+	p[ITCH_REQ_HDR + 19] = (uint8_t)f->req_count;
+	return pk->rx_port;
+}
+
+#endif /* GNIO_ITCH_STATE_H */
