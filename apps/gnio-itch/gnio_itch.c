@@ -347,6 +347,10 @@ main(int argc, char **argv)
 				f->book.unknown_ref, f->book.book_full, f->malformed + f->book.malformed,
 				f->book.unknown_type, f->book.live_orders, f->other_session,
 				f->ended ? ", session ended" : "");
+		if (f->last_ns > f->first_ns)
+			printf(APP ": %.3f s from the first packet to the last: %.2f M messages/s applied\n",
+					(double)(f->last_ns - f->first_ns) / 1e9,
+					(double)f->book.messages * 1e3 / (double)(f->last_ns - f->first_ns));
 		if (o.json != NULL) {
 			FILE *j = fopen(o.json, "w");
 

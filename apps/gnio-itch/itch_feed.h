@@ -51,6 +51,7 @@ struct itch_feed {
 	/* Counters. */
 	uint64_t packets, heartbeats, duplicates, gaps, lost, rerequests, malformed, other_session;
 	uint64_t pending_full, events_dropped;
+	uint64_t first_ns, last_ns;   /* when the first and the last packet of the session came */
 	struct itch_book book;        /* tables after this struct (itch_feed_bytes) */
 	uint64_t *pend_seq;           /* [max_pending]: the message held in slot s % max_pending */
 	uint8_t (*pend_msg)[ITCH_PEND_BYTES];   /* [max_pending]: its length, then its bytes */
@@ -204,6 +205,9 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 			}
 	}
 	f->packets++;
+	if (f->first_ns == 0)
+		f->first_ns = now_ns;
+	f->last_ns = now_ns;
 	/* A gap open too long is lost: the feed goes on. */
 	if (f->gap_since_ns != 0 && now_ns - f->gap_since_ns > f->gap_timeout_ns)
 		itch_feed_lose(f);
