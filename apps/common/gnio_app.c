@@ -28,7 +28,11 @@ app_on_signal(int sig)
  * Before main(): a SIGINT or SIGTERM during start-up (EAL, GPU, ports) stops
  * the run cleanly instead of killing the process, and a SIGINT inherited as
  * ignored (a non-interactive shell's background job) is taken back, as
- * testpmd users expect Ctrl-C and kill -INT to work.
+ * testpmd users expect Ctrl-C and kill -INT to work. SIGHUP (the terminal
+ * went away) stops it the same way. SIGPIPE is ignored: a reader of the
+ * output that went away (a closed pipe) must not kill the process before it
+ * cleans up (it left its hugepage files and runtime folder behind): writes
+ * fail instead, and the run ends as it would.
  */
 __attribute__((constructor)) static void
 app_signals(void)
@@ -41,6 +45,9 @@ app_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 /* The last bytes the EAL logged (still printed), to quote a device's failure. */

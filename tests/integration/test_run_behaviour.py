@@ -196,4 +196,20 @@ for n, (sig, delay, ignore) in enumerate(((signal.SIGINT, 0.0, False), (signal.S
 if not have_hugepages():
     print("signals at start-up: run without hugepages (no hugepage files to leave)")
 
+# The reader of its output gone (a closed pipe: SIGPIPE used to kill it with its hugepage files
+# and runtime folder left behind), or SIGHUP: the run still ends cleanly.
+for n, how in enumerate(("pipe closed", "SIGHUP")):
+    prefix = "gnio-pipe-%d-%d" % (os.getpid(), n)
+    cmd = [TESTPMD, "-l", "0-1"] + eal_mem(prefix) + NULLS + ["--", "--forward-mode=io", "--duration=3",
+                                                              "--stats-period=1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc.stdout.readline()
+    if how == "SIGHUP":
+        proc.send_signal(signal.SIGHUP)
+        proc.stdout.read()
+    proc.stdout.close()
+    rc = proc.wait(timeout=60)
+    left = glob.glob("/dev/hugepages/%smap_*" % prefix) + glob.glob("/var/run/dpdk/%s" % prefix)
+    ck.check(rc in (0, 1) and not left, "%s: exit %d, left behind %d files: %s" % (how, rc, len(left), left[:2]))
+
 ck.finish()
