@@ -122,15 +122,15 @@ def build():
     shutil.rmtree(stage, ignore_errors=True)
     r = sh(["meson", "install", "-C", BUILD, "--no-rebuild", "--quiet", "--destdir", stage])
     ck.check(r.returncode == 0, "meson install --destdir")
-    # The gpudev plugins go where the installed DPDK's EAL loads plugins from.
-    pmd_dir = subprocess.run(["sh", "-c", "echo RTE_EAL_PMD_PATH | cc -E -P -include rte_config.h "
-                              "$(pkg-config --cflags libdpdk) -"], capture_output=True, text=True)
-    pmd_dir = pmd_dir.stdout.strip().strip('"')
-    for d in ("host", "cuda"):
-        ck.check(pmd_dir.startswith("/") and
-                 os.path.exists(stage + pmd_dir + "/librte_gpu_gnio_%s.so" % d),
-                 "librte_gpu_gnio_%s.so installed into the DPDK plugin directory %s" % (d, pmd_dir))
     pcs = glob.glob(stage + "/**/pkgconfig/libgnio.pc", recursive=True)
+    # The gpudev plugins go where libgnio.pc says (pmddir), never outside the prefix.
+    pmd_dir = [l for l in open(pcs[0]).read().splitlines() if l.startswith("pmddir=")] if pcs else []
+    pmd_dir = pmd_dir[0][7:] if pmd_dir else ""
+    prefix = [l for l in open(pcs[0]).read().splitlines() if l.startswith("prefix=")][0][7:] if pcs else "?"
+    for d in ("host", "cuda"):
+        ck.check(pmd_dir.startswith(prefix + "/") and
+                 os.path.exists(stage + pmd_dir + "/librte_gpu_gnio_%s.so" % d),
+                 "librte_gpu_gnio_%s.so installed into pmddir %s, under the prefix %s" % (d, pmd_dir, prefix))
     if not pcs:
         raise SystemExit("FAIL: no libgnio.pc installed")
     pcdir = os.path.join(tmp, "pc")
