@@ -332,11 +332,7 @@ main(int argc, char **argv)
 		struct itch_counts c = { .next_seq = f->next, .packets = f->packets + f->other_session,
 			.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
 
-		f->book.orders = (struct itch_order *)((uint8_t *)f->book.orders + d);
-		f->book.levels = (struct itch_level *)((uint8_t *)f->book.levels + d);
-		f->book.head = (uint32_t *)((uint8_t *)f->book.head + d);
-		f->book.names = (char (*)[8])((uint8_t *)f->book.names + d);
-		f->book.seen = f->book.seen + d;
+		itch_feed_rebase(f, d);
 		memcpy(c.session, f->session, 10);
 		printf(APP ": %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %"
 				PRIu64 " messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64

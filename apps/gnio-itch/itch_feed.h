@@ -65,6 +65,20 @@ itch_feed_bytes(uint32_t order_cap, uint32_t level_cap, uint32_t max_pending)
 		(uint64_t)max_pending * (sizeof(uint64_t) + ITCH_PEND_BYTES);
 }
 
+/* Move every pointer of a feed's tables by @p delta bytes (a copy of the state elsewhere). */
+GNIO_HD static inline void
+itch_feed_rebase(struct itch_feed *f, intptr_t delta)
+{
+	f->book.orders = (struct itch_order *)((uint8_t *)f->book.orders + delta);
+	f->book.levels = (struct itch_level *)((uint8_t *)f->book.levels + delta);
+	f->book.lindex = (uint32_t *)((uint8_t *)f->book.lindex + delta);
+	f->book.head = (uint32_t *)((uint8_t *)f->book.head + delta);
+	f->book.names = (char (*)[8])((uint8_t *)f->book.names + delta);
+	f->book.seen = f->book.seen + delta;
+	f->pend_seq = (uint64_t *)((uint8_t *)f->pend_seq + delta);
+	f->pend_msg = (uint8_t (*)[ITCH_PEND_BYTES])((uint8_t *)f->pend_msg + delta);
+}
+
 /* Lay out and set a feed at @p mem (itch_feed_bytes(), 64-byte aligned), its pointers made for @p base. */
 GNIO_HD static inline void
 itch_feed_init(void *mem, uintptr_t base, uint32_t order_cap, uint32_t level_cap, uint32_t max_pending,
@@ -86,14 +100,7 @@ itch_feed_init(void *mem, uintptr_t base, uint32_t order_cap, uint32_t level_cap
 		f->pend_seq[i] = 0;
 	f->pend_msg = (uint8_t (*)[ITCH_PEND_BYTES])(p + (uint64_t)max_pending * sizeof(uint64_t));
 	/* Every pointer for where the state will live (its copy in the pipeline). */
-	f->book.orders = (struct itch_order *)((uint8_t *)f->book.orders + delta);
-	f->book.levels = (struct itch_level *)((uint8_t *)f->book.levels + delta);
-	f->book.lindex = (uint32_t *)((uint8_t *)f->book.lindex + delta);
-	f->book.head = (uint32_t *)((uint8_t *)f->book.head + delta);
-	f->book.names = (char (*)[8])((uint8_t *)f->book.names + delta);
-	f->book.seen = f->book.seen + delta;
-	f->pend_seq = (uint64_t *)((uint8_t *)f->pend_seq + delta);
-	f->pend_msg = (uint8_t (*)[ITCH_PEND_BYTES])((uint8_t *)f->pend_msg + delta);
+	itch_feed_rebase(f, delta);
 }
 
 GNIO_HD static inline void

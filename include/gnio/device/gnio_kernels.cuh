@@ -479,6 +479,18 @@ seen_up_to(uint32_t *w, uint32_t v)
 }
 
 /*
+ * Should a flagged-line worker whose next packet is @p seq leave? At
+ * GNIO_QUIT_NOW, and at GNIO_QUIT_DRAIN once seq is past final[] (packets
+ * written: final[] is written before quit, so loaded after quit it is current).
+ */
+__device__ __forceinline__ bool
+lines_leave(const gnio_cuda_launch &l, uint32_t qi, uint32_t seq, uint32_t quit)
+{
+	return quit == GNIO_QUIT_NOW ||
+		(quit != 0 && (int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0);
+}
+
+/*
  * The heartbeat warp of a flagged-line queue: the GPU time every millisecond
  * (a fault is seen from the CPU long before CUDA names it); it leaves once
  * every worker of its queue left (the stop word counts them).
@@ -566,9 +578,7 @@ k_lines(gnio_cuda_launch l)
 		if ((int32_t)(seq - gnio_shm_dev_gpu_peek(&sy->ready)) >= (int32_t)GNIO_LINES_AHEAD) {
 			if (lane == 0 && (++polls & 255u) == 0)
 				quit = gnio_shm_dev_flag_load(l.quit);
-			quit = __shfl_sync(0xffffffffu, quit, 0);
-			if (quit == GNIO_QUIT_NOW || (quit != 0 &&
-					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0))
+			if (lines_leave(l, qi, seq, __shfl_sync(0xffffffffu, quit, 0)))
 				break;
 			__nanosleep(64);
 			continue;
@@ -587,10 +597,7 @@ k_lines(gnio_cuda_launch l)
 			}
 		}
 		if (!__all_sync(0xffffffffu, ok)) {
-			quit = __shfl_sync(0xffffffffu, quit, 0);
-			/* final[] is written before quit: loaded after quit was seen, it is current. */
-			if (quit == GNIO_QUIT_NOW || (quit != 0 &&
-					(int32_t)(seq - gnio_shm_dev_flag_load(&l.final[qi])) >= 0))
+			if (lines_leave(l, qi, seq, __shfl_sync(0xffffffffu, quit, 0)))
 				break;
 			continue;
 		}
