@@ -140,7 +140,7 @@ cc_start(struct gnio_consumer *c)
 {
 	struct ccuda *x = c->priv;
 	uint32_t wpq = c->cuda_warps != 0 ? RTE_MIN(c->cuda_warps, (uint32_t)CC_WARPS_PER_Q) :
-		CC_WARPS_DEFAULT;
+		c->nb_qs != 0 && cc_lines(c, 0) ? CC_LINES_WARPS_DEFAULT : CC_WARPS_DEFAULT;
 
 	for (uint32_t i = 0; i < c->nb_qs; i++) {
 		uint32_t seq = gnio_burstq_published(c->qs[i]);

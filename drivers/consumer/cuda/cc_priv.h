@@ -25,6 +25,13 @@ extern int gnio_ccuda_logtype;
  */
 #define CC_WARPS_PER_Q 64
 #define CC_WARPS_DEFAULT 32
+/*
+ * Flagged lines: worker warps per queue by default. Every worker polls host
+ * memory for its next packet, and on the H200 many pollers cost more than
+ * they give: at 1 Mpps, p50 68 us with 32 workers, 3.6 us with 4
+ * (bench/results/h200-2026-11-30c).
+ */
+#define CC_LINES_WARPS_DEFAULT 4
 #define CC_HEARTBEAT_MS 30    /* persistent mode: no heartbeat this long: the kernel stopped */
 #define CC_FAULT_WAIT_MS 2000 /* then wait this long for CUDA to name the error */
 #define CC_STOP_MS 2000       /* after GNIO_QUIT_NOW: longest wait for the items in hand */
