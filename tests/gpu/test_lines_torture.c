@@ -12,7 +12,7 @@
  * kernels poll lines the previous ones polled (the stale-copy hazard of
  * docs/GPU.md). Then: conserved, every mempool full, nothing dropped.
  * --host: the same on the host consumer and the host GPU device (no GPU needed).
- * Usage: test_lines_torture [--host] [PACKETS [INLINE_BYTES]]
+ * Usage: test_lines_torture [--host] [PACKETS [INLINE_BYTES [CUDA_WARPS]]]
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -213,6 +213,7 @@ main(int argc, char **argv)
 	c.gpu.name = gpu_name;
 	c.consumer.name = host ? "host" : "cuda";
 	c.consumer.handler = "macswap";
+	c.consumer.cuda_warps = argc > a + 2 ? (uint32_t)atoi(argv[a + 2]) : 0;
 	pl = gnio_pipeline_create(&c, err, sizeof(err));
 	if (pl == NULL) {
 		fprintf(stderr, "FAIL: pipeline: %s\n", err);

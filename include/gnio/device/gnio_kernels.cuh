@@ -603,8 +603,6 @@ k_lines(gnio_cuda_launch l)
 		}
 		t1 = gnio_shm_dev_time_ns();
 		t_wait += t1 - t0;
-		if (lane == 0)
-			seen_up_to(&sy->ready, seq + 1);
 		/* Words 0-7 (lanes 0-3) are the header; chunk c >= 4 holds data words 2(c - 4), + 1. */
 		plen = __shfl_sync(0xffffffffu, (uint32_t)a[0], 0);
 		port = __shfl_sync(0xffffffffu, (uint32_t)b[0], 0);
@@ -660,8 +658,11 @@ k_lines(gnio_cuda_launch l)
 		__syncwarp();
 		if (lane < (nd + 31) / 32)
 			gnio_shm_dev_line_store(ans + GNIO_LQ_A_MASK + lane, gnio_lq_word(cmask[wb][lane], seq));
-		if (lane == 0)
+		if (lane == 0) {
 			gnio_shm_dev_line_store(ans + GNIO_LQ_A_VERDICT, gnio_lq_word(v, seq));
+			/* Only now: an atomic in L2 is a round trip the answer need not wait for. */
+			seen_up_to(&sy->ready, seq + 1);
+		}
 		__syncwarp();
 		t0 = gnio_shm_dev_time_ns();
 		t_work += t0 - t1;
