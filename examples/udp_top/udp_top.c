@@ -6,9 +6,11 @@
  * prints each event as it drains it, and the final counts.
  *
  *   udp_top [EAL options] -- [--consumer cuda|host|cuda-burst|cuda-graph|cuda-staged]
- *       [--duration S] [--max-packets N] [--every N] [--period-ms M]
+ *       [--duration S] [--max-packets N] [--every N] [--period-ms M] [--inline-bytes N]
  *
  * --consumer host runs the same handler on the CPU (no GPU needed).
+ * --inline-bytes N (128..512) puts the packets in flagged lines (the latency
+ * queue): the handler sees their first N bytes, on the host and the GPU alike.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +34,7 @@ static const struct option opts[] = {
 	{ "max-packets", required_argument, NULL, 'm' },
 	{ "every", required_argument, NULL, 'e' },
 	{ "period-ms", required_argument, NULL, 'p' },
+	{ "inline-bytes", required_argument, NULL, 'i' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -60,7 +63,7 @@ parse(int argc, char **argv, struct gnio_conf *conf, struct udp_top_state *st, u
 			conf->consumer.name = optarg;
 			continue;
 		}
-		if (!number(optarg, o == 'p' ? UINT64_MAX / 1000000 : UINT64_MAX, &v)) {
+		if (!number(optarg, o == 'p' ? UINT64_MAX / 1000000 : o == 'i' ? 512 : UINT64_MAX, &v)) {
 			fprintf(stderr, "udp_top: --%s %s: not a number in range\n", opts[k].name, optarg);
 			return -1;
 		}
@@ -70,6 +73,8 @@ parse(int argc, char **argv, struct gnio_conf *conf, struct udp_top_state *st, u
 			conf->rx.max_packets = v;
 		else if (o == 'e')
 			st->every = v;
+		else if (o == 'i')
+			conf->queue.inline_bytes = (uint16_t)v;   /* the latency queue: flagged lines */
 		else
 			st->period_ns = v * 1000000;
 	}

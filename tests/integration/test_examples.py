@@ -11,11 +11,12 @@ Then run them on net_pcap ports, with pcaps written here:
    drops the rest as its own;
  - udp_top on the host consumer: final per-port counts equal the pcap's, every
    event names the busiest ports of exactly the packets before it, the packets
-   go through unchanged;
+   go through unchanged; the same on the flagged lines (--inline-bytes 128);
  - item_kernel without a CUDA GPU refuses in one line and exits 2.
 
 With --gpu (GPU suite; exits 77 without a CUDA GPU): udp_top on every CUDA
-consumer (persistent, per-burst, graph, staged) gives the host consumer's counts and output bit for bit, and
+consumer (persistent, per-burst, graph, staged, and persistent on the flagged
+lines of --inline-bytes) gives the host consumer's counts and output bit for bit, and
 item_kernel (a user persistent kernel on the per-item API) sends what
 macswap would, byte for byte, every burst released once.
 
@@ -307,6 +308,12 @@ if not GPU:
         out = os.path.join(tmp, "top.pcap")
         check_udp_top(run("udp_top", ["--consumer", "host", "--max-packets", str(N), "--every", "200",
                                       "--period-ms", "0"], out), out, "host", True)
+        # The same user handler on the latency queue (flagged lines), host consumer.
+        check_udp_top(run("udp_top", ["--consumer", "host", "--max-packets", str(N), "--every", "200",
+                                      "--period-ms", "0", "--inline-bytes", "128"], out), out, "host:lines", True)
+        r = run("udp_top", ["--inline-bytes", "100"], out)
+        ck.check(r.returncode != 0 and "inline" in r.stderr, "udp_top --inline-bytes 100: refused (%d: %s)" %
+                 (r.returncode, r.stderr.strip().splitlines()[-1:]))
         r = run("item_kernel", ["--max-packets", str(N)], os.path.join(tmp, "ik.pcap"))
         errs = r.stderr.strip().splitlines()
         ck.check(r.returncode == 2 and "need a CUDA GPU" in r.stderr,
@@ -317,11 +324,12 @@ else:
     host_out = os.path.join(tmp, "top-host.pcap")
     check_udp_top(run("udp_top", ["--consumer", "host", "--max-packets", str(N), "--every", "200",
                                   "--period-ms", "0"], host_out, lcores="0-3"), host_out, "host", True)
-    for cons in ("cuda", "cuda-burst", "cuda-graph", "cuda-staged"):
-        out = os.path.join(tmp, "top-%s.pcap" % cons)
+    for cons in ("cuda", "cuda-burst", "cuda-graph", "cuda-staged", "cuda:lines"):
+        out = os.path.join(tmp, "top-%s.pcap" % cons.replace(":", "-"))
+        lines = ["--inline-bytes", "128"] if cons.endswith(":lines") else []
         # On the GPU warps count concurrently: an event's totals are exact, its order a snapshot.
-        check_udp_top(run("udp_top", ["--consumer", cons, "--max-packets", str(N), "--every", "200",
-                                      "--period-ms", "0"], out, lcores="0-3"), out, cons, False)
+        check_udp_top(run("udp_top", ["--consumer", cons.split(":")[0], "--max-packets", str(N), "--every", "200",
+                                      "--period-ms", "0"] + lines, out, lcores="0-3"), out, cons, False)
     out = os.path.join(tmp, "ik.pcap")
     r = run("item_kernel", ["--max-packets", str(N)], out, lcores="0-3")
     want = [f[6:12] + f[0:6] + f[12:] for f in frames]
