@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-infer: a digit classifier (infer_mlp.h) answering UDP requests on any
+ * DPDK port, on gnio's library API. Each request is answered in place by the
+ * "infer" handler: on the CPU (--consumer host) or per packet in the GPU's
+ * kernels (--consumer cuda, cuda-burst, cuda-graph, cuda-staged), the model in
+ * the handler's state. The answer goes back out of the port it came in on.
+ * Usage: gnio-infer EAL-ARGS -- [--consumer NAME] [--gpu NAME] [--model FILE]
+ *        [--udp-port N] [--max-packets N] [--duration S] [--rx-pps N]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <gnio/gnio.h>
+
+#include "gnio_app.h"
+#include "infer_mlp.h"
+
+#define APP "gnio-infer"
+
+struct opts {
+	const char *consumer, *gpu, *model;
+	uint64_t max_packets, rx_pps;
+	uint32_t udp_port, duration;
+};
+
+static void
+app_fail(const char *fmt, const char *arg)
+{
+	fprintf(stderr, APP ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+static uint64_t
+num(const char *opt, const char *v, uint64_t lo, uint64_t hi)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno != 0 || *end != '\0' || *v < '0' || *v > '9' || x < lo || x > hi) {
+		fprintf(stderr, APP ": %s=%s: out of range %" PRIu64 "..%" PRIu64 "\n", opt, v, lo, hi);
+		exit(2);
+	}
+	return x;
+}
+
+static void
+parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
+		{ "model", required_argument, NULL, 'M' }, { "udp-port", required_argument, NULL, 'u' },
+		{ "max-packets", required_argument, NULL, 'm' }, { "duration", required_argument, NULL, 't' },
+		{ "rx-pps", required_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct opts){ .consumer = "host", .udp_port = 5005 };
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->consumer = optarg; break;
+		case 'G': o->gpu = optarg; break;
+		case 'M': o->model = optarg; break;
+		case 'u': o->udp_port = (uint32_t)num("--udp-port", optarg, 0, 65535); break;
+		case 'm': o->max_packets = num("--max-packets", optarg, 1, UINT64_MAX); break;
+		case 't': o->duration = (uint32_t)num("--duration", optarg, 1, 86400); break;
+		case 'P': o->rx_pps = num("--rx-pps", optarg, 1, 1000000000); break;
+		case 'h':
+			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
+					"cuda-staged] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
+					"[--max-packets N] [--duration S] [--rx-pps N]\n");
+			exit(0);
+		default:
+			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		app_fail("%s: unexpected argument", argv[optind]);
+	/* The installed model, else the one beside the sources this was built from. */
+	if (o->model == NULL) {
+		FILE *f = fopen(GNIO_INFER_MODEL, "rb");
+
+		o->model = f != NULL ? GNIO_INFER_MODEL : GNIO_INFER_MODEL_SRC;
+		if (f != NULL)
+			fclose(f);
+	}
+}
+
+/* The model file: "GNIOMLP1", u32 inputs, hidden, outputs, 0 (little-endian), then the weights. */
+static void
+load_model(const char *path, struct infer_mlp *m)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t h[24];
+	uint32_t dims[4];
+	int extra;
+
+	if (f == NULL)
+		app_fail("--model=%s: cannot open it", path);
+	if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, INFER_MAGIC, 8) != 0)
+		app_fail("--model=%s: not a gnio MLP file (magic GNIOMLP1)", path);
+	for (int i = 0; i < 4; i++)
+		dims[i] = (uint32_t)h[8 + 4 * i] | (uint32_t)h[9 + 4 * i] << 8 |
+			(uint32_t)h[10 + 4 * i] << 16 | (uint32_t)h[11 + 4 * i] << 24;
+	if (dims[0] != INFER_IN || dims[1] != INFER_HID || dims[2] != INFER_OUT || dims[3] != 0)
+		app_fail("--model=%s: not a 64-32-10 MLP", path);
+	if (fread(m, 1, sizeof(*m), f) != sizeof(*m))
+		app_fail("--model=%s: shorter than its weights", path);
+	extra = fgetc(f);
+	fclose(f);
+	if (extra != EOF)
+		app_fail("--model=%s: longer than its weights", path);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct infer_state st;
+	int sep = 0, eal_argc, n, ret = 0;
+	uint16_t ports[RTE_MAX_ETHPORTS], nb = 0;
+	struct gnio_conf conf;
+	struct gnio_pipeline *p;
+	struct gnio_check chk;
+	struct gnio_stats gs;
+	struct gnio_hist h;
+	struct opts o;
+	char err[256];
+	char **eal_argv;
+	uint64_t t0;
+
+	while (sep < argc && strcmp(argv[sep], "--") != 0)
+		sep++;
+	parse(argc - sep, argv + sep, &o);
+	load_model(o.model, &st.m);
+	st.udp_port = o.udp_port;
+	eal_argc = sep;
+	eal_argv = gnio_app_eal_args(&eal_argc, argv);
+	n = rte_eal_init(eal_argc, eal_argv);
+	if (n < 0)
+		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
+	gnio_app_check_devices(APP);
+	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS && nb < RTE_MAX_ETHPORTS; i++)
+		if (rte_eth_dev_is_valid_port(i))
+			ports[nb++] = i;
+	if (nb == 0)
+		app_fail("%s", "no port (give the requests' port to the EAL, e.g. --vdev=net_pcap0,...)");
+	gnio_conf_defaults(&conf);
+	conf.ports.ids = ports;
+	conf.ports.nb = nb;
+	conf.consumer.name = o.consumer;
+	conf.consumer.handler = "infer";
+	conf.rx.max_packets = o.max_packets;
+	conf.rx.rx_pps = o.rx_pps;
+	if (o.gpu != NULL)
+		conf.gpu.name = o.gpu;
+	else if (strcmp(o.consumer, "host") == 0)
+		conf.gpu.name = "host";
+	p = gnio_pipeline_create(&conf, err, sizeof(err));
+	if (p == NULL)
+		app_fail("%s", err);
+	if (gnio_pipeline_state_alloc(p, sizeof(st), NULL) != 0)
+		app_fail("%s", "cannot make the model's state");
+	gnio_pipeline_stats(p, &gs, NULL, 0);
+	for (uint16_t g = 0; g < gs.nb_gpus; g++)
+		if (gnio_pipeline_state_write(p, g, 0, &st, sizeof(st)) != 0)
+			app_fail("%s", "cannot write the model's state");
+	if (gnio_pipeline_start(p) != 0)
+		app_fail("cannot start: %s", gnio_pipeline_error(p));
+	printf(APP ": %u port(s), UDP port %u, model %s, consumer %s\n", nb, o.udp_port, o.model,
+			gnio_pipeline_conf(p)->consumer.name);
+	fflush(stdout);
+	t0 = rte_get_timer_cycles();
+	while (!gnio_app_quit) {
+		int r = gnio_pipeline_poll(p);
+
+		if (r < 0) {
+			fprintf(stderr, APP ": %s\n", gnio_pipeline_error(p));
+			ret = 1;
+		}
+		if (r != 0 || (o.duration != 0 &&
+				rte_get_timer_cycles() - t0 > (uint64_t)o.duration * rte_get_timer_hz()))
+			break;
+		rte_delay_us_sleep(1000);
+	}
+	if (gnio_pipeline_stop(p) != 0) {
+		fprintf(stderr, APP ": stop: %s\n", gnio_pipeline_error(p));
+		ret = 1;
+	}
+	gnio_pipeline_stats(p, &gs, NULL, 0);
+	gnio_pipeline_latency(p, &h);
+	gnio_pipeline_check(p, &chk);
+	printf(APP ": %" PRIu64 " answered, %" PRIu64 " malformed requests, %" PRIu64
+			" not requests\n", chk.total.tx, gs.total.drops[GNIO_DROP_MALFORMED],
+			gs.total.drops[GNIO_DROP_NOT_HANDLED]);
+	if (h.count != 0)
+		printf(APP ": RX to completion, %" PRIu64 " items: p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n",
+				h.count, (double)gnio_hist_quantile(&h, 0.5) * 1e6 / (double)rte_get_tsc_hz(),
+				(double)gnio_hist_quantile(&h, 0.99) * 1e6 / (double)rte_get_tsc_hz(),
+				(double)gnio_hist_quantile(&h, 0.999) * 1e6 / (double)rte_get_tsc_hz());
+	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s\n",
+			chk.total.rx, chk.total.tx, chk.dropped, chk.conserved ? "conserved" : "NOT CONSERVED",
+			chk.pools_full ? "full" : "NOT FULL");
+	if (!chk.conserved || !chk.pools_full)
+		ret = 1;
+	gnio_pipeline_destroy(p);
+	gnio_app_eal_cleanup();
+	return ret;
+}

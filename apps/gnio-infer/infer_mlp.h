@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-infer's model and request handling, one code for the CPU (host
+ * consumer) and the GPU (every CUDA consumer): a digit classifier, an MLP of
+ * 64 inputs (8x8 pixels, 0-16), 32 ReLU units and 10 scores, answering UDP
+ * requests in place.
+ *
+ * Request: UDP payload u32 request_id (big-endian) | 64 bytes of pixels (0-16).
+ * Response: the same packet turned around (MACs, addresses and ports swapped),
+ * UDP payload u32 request_id | u8 class | 3 bytes 0 | 10 x f32 scores
+ * (little-endian), IPv4 and UDP lengths and checksums for it; the frame keeps
+ * its length (what follows the IPv4 packet is padding). A request whose
+ * payload is not 68 bytes, or a pixel above 16, is dropped as malformed.
+ *
+ * Every multiply-add is an explicit fmaf(), in one order, so the CPU and the
+ * GPU give the same scores to the bit.
+ */
+#ifndef GNIO_INFER_MLP_H
+#define GNIO_INFER_MLP_H
+
+#include <math.h>
+#include <string.h>
+
+#include <gnio/gnio_pkt.h>
+#include <gnio/gnio_verdict.h>
+
+#define INFER_IN 64u
+#define INFER_HID 32u
+#define INFER_OUT 10u
+#define INFER_REQ_LEN (4u + INFER_IN)             /* request payload bytes */
+#define INFER_RESP_LEN (4u + 4u + 4u * INFER_OUT)   /* response payload bytes */
+#define INFER_MAGIC "GNIOMLP1"
+
+/* The weights, as in the model file after its 24-byte header (f32, row-major). */
+struct infer_mlp {
+	float w1[INFER_HID][INFER_IN];
+	float b1[INFER_HID];
+	float w2[INFER_OUT][INFER_HID];
+	float b2[INFER_OUT];
+};
+
+/* The handler's state: the UDP port it answers on, then the model. */
+struct infer_state {
+	uint32_t udp_port;
+	uint32_t pad[15];
+	struct infer_mlp m;
+};
+
+/* The scores of 64 pixels; returns the class (the first highest score). */
+GNIO_HD static inline uint32_t
+infer_mlp_run(const struct infer_mlp *m, const uint8_t *px, float score[INFER_OUT])
+{
+	float h[INFER_HID];
+	uint32_t best = 0;
+
+	for (uint32_t j = 0; j < INFER_HID; j++) {
+		float a = m->b1[j];
+
+		for (uint32_t i = 0; i < INFER_IN; i++)
+			a = fmaf(m->w1[j][i], (float)px[i], a);
+		h[j] = a > 0.0f ? a : 0.0f;
+	}
+	for (uint32_t k = 0; k < INFER_OUT; k++) {
+		float a = m->b2[k];
+
+		for (uint32_t j = 0; j < INFER_HID; j++)
+			a = fmaf(m->w2[k][j], h[j], a);
+		score[k] = a;
+		if (a > score[best])
+			best = k;
+	}
+	return best;
+}
+
+/* Swap @p n bytes at @p a and @p b. */
+GNIO_HD static inline void
+infer_swap(uint8_t *a, uint8_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t t = a[i];
+
+		a[i] = b[i];
+		b[i] = t;
+	}
+}
+
+/*
+ * One packet: a request on @p st->udp_port answered in place (verdict: back
+ * out of its port), a malformed request dropped as such, anything else
+ * dropped as not handled.
+ */
+GNIO_HD static inline uint16_t
+infer_on_packet(const struct infer_state *st, struct gnio_pkt *pk)
+{
+	uint8_t *p = pk->data, *u, *pl;
+	uint16_t et = 0;
+	uint32_t l3 = gnio_pkt_l3(p, pk->len, &et), ihl, sum, cls;
+	float score[INFER_OUT];
+
+	if (l3 == 0 || et != GNIO_ETH_IPV4)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	ihl = gnio_ipv4_hlen(p, pk->len, pk->pkt_len, l3);
+	if (ihl == 0 || p[l3 + 9] != GNIO_IPPROTO_UDP || gnio_ipv4_is_later_fragment(p + l3) ||
+			pk->len < l3 + ihl + 8)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	u = p + l3 + ihl;
+	if (st->udp_port != 0 && gnio_ld_be16(u + 2) != st->udp_port)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	/* 68 bytes of payload, all in the first segment, the IPv4 length saying the same. */
+	if (gnio_ld_be16(u + 4) != 8 + INFER_REQ_LEN || gnio_ld_be16(p + l3 + 2) != ihl + 8 + INFER_REQ_LEN ||
+			pk->len < l3 + ihl + 8 + INFER_REQ_LEN)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	pl = u + 8;
+	for (uint32_t i = 0; i < INFER_IN; i++)
+		if (pl[4 + i] > 16)
+			return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	cls = infer_mlp_run(&st->m, pl + 4, score);
+	/* The answer over the request: the id stays where it is. */
+	pl[4] = (uint8_t)cls;
+	pl[5] = pl[6] = pl[7] = 0;
+	for (uint32_t k = 0; k < INFER_OUT; k++) {
+		uint32_t b;
+
+		memcpy(&b, &score[k], 4);
+		for (uint32_t i = 0; i < 4; i++)
+			pl[8 + 4 * k + i] = (uint8_t)(b >> (8 * i));
+	}
+	/* Turned around, with lengths and checksums for the answer. */
+	infer_swap(p, p + 6, 6);
+	infer_swap(p + l3 + 12, p + l3 + 16, 4);
+	infer_swap(u, u + 2, 2);
+	gnio_st_be16(p + l3 + 2, (uint16_t)(ihl + 8 + INFER_RESP_LEN));
+	gnio_st_be16(p + l3 + 10, 0);
+	gnio_st_be16(p + l3 + 10, (uint16_t)~gnio_csum_fold32(gnio_csum_add(p + l3, ihl, 0)));
+	gnio_st_be16(u + 4, (uint16_t)(8 + INFER_RESP_LEN));
+	gnio_st_be16(u + 6, 0);
+	sum = gnio_csum_add(p + l3 + 12, 8, GNIO_IPPROTO_UDP + 8 + INFER_RESP_LEN);
+	sum = gnio_csum_add(u, 8 + INFER_RESP_LEN, sum);
+	sum = (uint16_t)~gnio_csum_fold32(sum);
+	gnio_st_be16(u + 6, (uint16_t)(sum == 0 ? 0xffff : sum));
+	return pk->rx_port;
+}
+
+#endif /* GNIO_INFER_MLP_H */

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""gnio-infer through net_pcap: every well-formed request of the digits test set (three times
+over, with malformed requests and other packets among them) answered exactly once, in order,
+turned around with correct lengths and checksums, with the class the model gives and its scores
+(gnio-infer-client check); the malformed ones and the others dropped and counted; conservation
+and pools. Bad options and model files exit 2 with one line.
+
+--gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
+consumer's answers equal the host consumer's byte for byte. GNIO_INFER_WRAP: a command put
+before gnio-infer (compute-sanitizer).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+from gnio_run import BUILD, Checker, eal_mem
+
+SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+INFER = os.path.join(BUILD, "apps", "gnio-infer", "gnio-infer")
+CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
+MODEL = os.path.join(SRC, "apps", "gnio-infer", "digits-mlp.bin")
+REPEAT = 3
+
+
+def infer(d, name, req, *args, wrap=True):
+    out = os.path.join(d, name + "-answers.pcap")
+    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if wrap else []) + [INFER, "-l", "0-1"] + \
+        eal_mem() + os.environ.get("GNIO_EAL_EXTRA", "").split() + \
+        ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out), "--", "--duration", "60", "--model", MODEL] + \
+        list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=180), out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpu", action="store_true")
+    a = ap.parse_args()
+    if a.gpu:
+        probe = subprocess.run([os.path.join(BUILD, "tests", "gpu", "test_cuda"), "--probe"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            print("no CUDA GPU: skipped")
+            sys.exit(77)
+    ck = Checker("infer" + ("-gpu" if a.gpu else ""))
+    d = tempfile.mkdtemp(prefix="gnio-infer-")
+    req = os.path.join(d, "requests.pcap")
+    subprocess.run([sys.executable, CLIENT, "requests", "--out", req, "--repeat", str(REPEAT), "--bad"],
+                   check=True, capture_output=True, timeout=60)
+    n = 359 * REPEAT + 5
+    answers = {}
+    for cons in (["host", "cuda", "cuda-burst", "cuda-graph", "cuda-staged"] if a.gpu else ["host"]):
+        r, out = infer(d, cons, req, "--consumer", cons, "--max-packets", str(n))
+        print(r.stdout.strip())
+        ck.check(r.returncode == 0, "%s: exit 0 (%d): %s" % (cons, r.returncode, r.stderr.strip()[-300:]))
+        if r.returncode != 0:
+            continue
+        c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out],
+                           capture_output=True, text=True, timeout=120)
+        print(c.stdout.strip())
+        ck.check(c.returncode == 0, "%s: every request answered once, right (%s)" % (cons, c.stdout.strip()[-300:]))
+        ck.check("%d answered, 3 malformed requests, 2 not requests" % (359 * REPEAT) in r.stdout,
+                 "%s: malformed and other packets dropped and counted" % cons)
+        ck.check("conserved; pools full" in r.stdout, "%s: conservation, pools full" % cons)
+        answers[cons] = open(out, "rb").read()
+    for cons in answers:
+        if cons != "host":
+            ck.check(answers[cons] == answers.get("host"), "%s: the host consumer's answers byte for byte" % cons)
+    if not a.gpu:
+        # Bad options and model files: exit 2, one line.
+        for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],
+                     ["--model", os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")],
+                     ["--max-packets", "0"]):
+            r, _ = infer(d, "bad", req, *args, wrap=False)
+            lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-infer")]
+            ck.check(r.returncode == 2 and len(lines) == 1,
+                     "%s: exit 2 with one line (%d: %r)" % (" ".join(args), r.returncode, r.stderr.strip()[-200:]))
+    ck.finish()
+
+
+if __name__ == "__main__":
+    main()
