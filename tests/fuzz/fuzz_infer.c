@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer harness for gnio-infer's request handling (apps/gnio-infer/
+ * infer_mlp.h; clang, ASan and UBSan). Input: one frame, copied into a buffer of
+ * exactly its length (so a read or a write past it is caught), handed to
+ * infer_on_packet() with a fixed model. Checks, beyond "no crash": a frame is
+ * answered only when it is a well-formed request (IPv4, UDP to the port, 68
+ * bytes of payload by both lengths, pixels 0-16); an answer has the request's
+ * addresses and ports swapped, its id, the IPv4 and UDP lengths of the answer,
+ * both checksums right, the class the model gives; a frame not answered is
+ * left as it was.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infer_mlp.h"
+
+#define must(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "fuzz_infer: check failed at line %d: %s\n", __LINE__, #cond); \
+		abort(); \
+	} \
+} while (0)
+
+static struct infer_state st;
+
+static uint32_t
+sum16(const uint8_t *p, uint32_t n, uint32_t s)
+{
+	return gnio_csum_add(p, n, s);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *p = malloc(size ? size : 1), *was = malloc(size ? size : 1);
+	struct gnio_pkt pk = { 0 };
+	uint16_t v;
+
+	if (!st.udp_port) {
+		st.udp_port = 5005;
+		for (uint32_t j = 0; j < INFER_HID; j++)
+			for (uint32_t i = 0; i < INFER_IN; i++)
+				st.m.w1[j][i] = (float)((int)((i * 7 + j * 3) % 11) - 5) / 64.0f;
+		for (uint32_t k = 0; k < INFER_OUT; k++)
+			for (uint32_t j = 0; j < INFER_HID; j++)
+				st.m.w2[k][j] = (float)((int)((k * 5 + j) % 9) - 4) / 8.0f;
+	}
+	memcpy(p, data, size);
+	memcpy(was, data, size);
+	pk.data = p;
+	pk.len = (uint32_t)size;
+	pk.pkt_len = (uint32_t)size;
+	pk.rx_port = 3;
+	pk.tx_port = 4;
+	v = infer_on_packet(&st, &pk);
+	if (gnio_verdict_is_drop(v)) {
+		must(memcmp(p, was, size) == 0);
+	} else {
+		uint16_t et = 0;
+		uint32_t l3 = gnio_pkt_l3(was, (uint32_t)size, &et), ihl = (was[l3] & 0xfu) * 4u, cls;
+		const uint8_t *u = p + l3 + ihl, *ru = was + l3 + ihl;
+		float score[INFER_OUT];
+
+		must(v == 3);
+		must(et == GNIO_ETH_IPV4 && was[l3 + 9] == GNIO_IPPROTO_UDP);
+		must(gnio_ld_be16(ru + 2) == 5005 && gnio_ld_be16(ru + 4) == 8 + INFER_REQ_LEN);
+		must(gnio_ld_be16(was + l3 + 2) == ihl + 8 + INFER_REQ_LEN);
+		must(size >= l3 + ihl + 8 + INFER_REQ_LEN);
+		for (uint32_t i = 0; i < INFER_IN; i++)
+			must(ru[12 + i] <= 16);
+		must(memcmp(p, was + 6, 6) == 0 && memcmp(p + 6, was, 6) == 0);
+		must(memcmp(p + l3 + 12, was + l3 + 16, 4) == 0 && memcmp(p + l3 + 16, was + l3 + 12, 4) == 0);
+		must(memcmp(u, ru + 2, 2) == 0 && memcmp(u + 2, ru, 2) == 0);
+		must(memcmp(u + 8, ru + 8, 4) == 0);
+		must(gnio_ld_be16(p + l3 + 2) == ihl + 8 + INFER_RESP_LEN && gnio_ld_be16(u + 4) == 8 + INFER_RESP_LEN);
+		must(gnio_csum_fold32(sum16(p + l3, ihl, 0)) == 0xffff);
+		must(gnio_csum_fold32(sum16(u, 8 + INFER_RESP_LEN,
+				sum16(p + l3 + 12, 8, GNIO_IPPROTO_UDP + 8 + INFER_RESP_LEN))) == 0xffff);
+		cls = infer_mlp_run(&st.m, ru + 12, score);
+		must(u[12] == cls && u[13] == 0 && u[14] == 0 && u[15] == 0);
+		must(memcmp(u + 16, score, sizeof(score)) == 0);
+	}
+	free(p);
+	free(was);
+	return 0;
+}
