@@ -2,6 +2,7 @@
 /* Around the EAL for every gnio app: signals, the EAL's log, devices, output files, exit. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <mntent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -253,4 +254,41 @@ gnio_app_eal_cleanup(void)
 		endmntent(m);
 	app_unlink_prefixed(run, "");
 	rmdir(run);
+}
+
+void
+gnio_app_fail(const char *app, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", app);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+uint64_t
+gnio_app_number(const char *app, const char *opt, const char *v, uint64_t lo, uint64_t hi)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno != 0 || *end != '\0' || *v < '0' || *v > '9' || x < lo || x > hi) {
+		fprintf(stderr, "%s: %s=%s: out of range %" PRIu64 "..%" PRIu64 "\n", app, opt, v, lo, hi);
+		exit(2);
+	}
+	return x;
+}
+
+uint16_t
+gnio_app_ports(const char *app, uint16_t *ports, const char *none)
+{
+	uint16_t nb = 0;
+
+	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++)
+		if (rte_eth_dev_is_valid_port(i))
+			ports[nb++] = i;
+	if (nb == 0)
+		gnio_app_fail(app, "%s", none);
+	return nb;
 }

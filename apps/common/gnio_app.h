@@ -12,6 +12,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /** Set by SIGINT and SIGTERM (handlers installed before main() runs). */
 extern volatile sig_atomic_t gnio_app_quit;
@@ -48,5 +49,24 @@ void gnio_app_check_output(const char *app, const char *opt, const char *path);
  * hugepage files of its prefix and its runtime folder.
  */
 void gnio_app_eal_cleanup(void);
+
+/**
+ * Print one line, "APP: " then @p fmt with its one string argument, and exit 2
+ * (a bad option, or what the program cannot do with the arguments it got).
+ */
+void gnio_app_fail(const char *app, const char *fmt, const char *arg) __attribute__((noreturn));
+
+/**
+ * Option @p opt's value @p v as a decimal whole number in @p lo .. @p hi; else
+ * print one line naming the option and the range, and exit 2.
+ */
+uint64_t gnio_app_number(const char *app, const char *opt, const char *v, uint64_t lo, uint64_t hi);
+
+/**
+ * After rte_eal_init(): every valid ethdev port, in order, into @p ports
+ * (RTE_MAX_ETHPORTS entries); none: print "APP: " @p none and exit 2.
+ * @return how many
+ */
+uint16_t gnio_app_ports(const char *app, uint16_t *ports, const char *none);
 
 #endif /* GNIO_APP_H */

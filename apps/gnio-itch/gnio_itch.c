@@ -44,29 +44,8 @@ struct opts {
 	const char *bbo, *json, *consumer, *gpu;
 };
 
-static void
-app_fail(const char *fmt, const char *arg)
-{
-	fprintf(stderr, APP ": ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	exit(2);
-}
-
-static uint32_t
-num(const char *opt, const char *v, uint64_t lo, uint64_t hi)
-{
-	char *end;
-	unsigned long long x;
-
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (errno != 0 || *end != '\0' || *v == '-' || x < lo || x > hi) {
-		fprintf(stderr, APP ": %s=%s: out of range %" PRIu64 "..%" PRIu64 "\n", opt, v, lo, hi);
-		exit(2);
-	}
-	return (uint32_t)x;
-}
+#define app_fail(fmt, arg) gnio_app_fail(APP, fmt, arg)
+#define num(opt, v, lo, hi) gnio_app_number(APP, opt, v, lo, hi)
 
 static uint32_t
 pow2(const char *opt, const char *v)
@@ -240,7 +219,7 @@ main(int argc, char **argv)
 	struct itch_state *st;
 	struct opts o;
 	uint64_t t0, events = 0;
-	uint16_t ports[RTE_MAX_ETHPORTS], nb = 0;
+	uint16_t ports[RTE_MAX_ETHPORTS], nb;
 	size_t size;
 	char err[256];
 	char **eal_argv;
@@ -255,11 +234,7 @@ main(int argc, char **argv)
 	if (n < 0)
 		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
 	gnio_app_check_devices(APP);
-	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS && nb < RTE_MAX_ETHPORTS; i++)
-		if (rte_eth_dev_is_valid_port(i))
-			ports[nb++] = i;
-	if (nb == 0)
-		app_fail("%s", "no port (give the feed's port to the EAL, e.g. --vdev=net_pcap0,...)");
+	nb = gnio_app_ports(APP, ports, "no port (give the feed's port to the EAL, e.g. --vdev=net_pcap0,...)");
 	gnio_conf_defaults(&conf);
 	conf.ports.ids = ports;
 	conf.ports.nb = nb;

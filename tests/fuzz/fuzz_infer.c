@@ -15,14 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "infer_mlp.h"
+#include "fuzz_must.h"
 
-#define must(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "fuzz_infer: check failed at line %d: %s\n", __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
+#include "infer_mlp.h"
 
 static struct infer_state st;
 

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_must.h"
+
 #include "itch_book.h"
 
 #define ORDERS 64u
@@ -25,13 +27,6 @@
 static struct itch_book book;
 static void *mem;
 
-/* A check that failed names itself, then aborts (the fuzzer keeps the input). */
-#define must(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "fuzz_itch: check failed at line %d: %s\n", __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
 
 static void
 check_book(const struct itch_book *b)
