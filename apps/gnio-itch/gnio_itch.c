@@ -13,6 +13,7 @@
  *        [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--rx-pps N]
+ *        [--backpressure]
  * --rx-pps paces reception (packets/s) for latency runs; at the end the program
  * prints RX to completion per item (p50, p99): a packet's BBO events are in the
  * event ring, in host memory, before its item completes.
@@ -41,6 +42,7 @@ struct opts {
 	uint32_t req_ip, local_ip;
 	uint16_t req_port, local_port;
 	bool exit_at_end;
+	bool backpressure;
 	const char *bbo, *json, *consumer, *gpu;
 };
 
@@ -86,7 +88,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "depth", required_argument, NULL, 'd' }, { "orders", required_argument, NULL, 'o' },
 		{ "levels", required_argument, NULL, 'L' }, { "max-pending", required_argument, NULL, 'p' },
 		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
-		{ "rx-pps", required_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
+		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -117,12 +120,13 @@ parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'G': o->gpu = optarg; break;
 		case 'P': o->rx_pps = num("--rx-pps", optarg, 1, 1000000000); break;
+		case 'B': o->backpressure = true; break;
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda-kernel] [--gpu NAME] "
 					"[--udp-port N] [--rerequest IP:PORT] "
 					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
-					"[--max-pending N] [--rx-pps N]\n");
+					"[--max-pending N] [--rx-pps N] [--backpressure]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -240,6 +244,9 @@ main(int argc, char **argv)
 	conf.ports.nb = nb;
 	conf.ports.nb_rxq = 1;               /* one queue: the feed in order */
 	conf.rx.rx_pps = o.rx_pps;
+	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
+	if (o.backpressure)
+		conf.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
 	if (strcmp(o.consumer, "host") == 0) {
 		conf.consumer.name = "host";
 		conf.consumer.handler = "itch";

@@ -103,6 +103,10 @@ def main():
     ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read(),
              "paced: the reference's BBO events (exit %d)" % r.returncode)
     ck.check(len(lat) == 1 and " p50 " in lat[0] and " p99 " in lat[0], "paced: RX to completion reported")
+    # --backpressure: a queue that fills stops reception instead of dropping: the same events.
+    r, out = itch(d, "backpressure", ref["pcap"], "--backpressure")
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read(),
+             "backpressure: the reference's BBO events (exit %d)" % r.returncode)
     # --udp-port: a feed on another port is not ours.
     ref = gen(d, "plain2")
     r, out = itch(d, "port", ref["pcap"], "--udp-port", "999", "--duration", "2")
