@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Batches as tensors (gnio_batch.h), host side: an item's packets that row()
+ * takes become the rows of a DLPack tensor in one allocation (the tensor, its
+ * shape and the rows), freed by its deleter; the result is gnio's, answered
+ * from when batch() returns.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+
+#include "gnio_batch.h"
+#include "gnio_mbuf.h"
+
+static uint64_t b_batches, b_rows, b_given_back, b_failed;
+static uint32_t b_most;
+
+/* What one allocation holds: the managed tensor, its shape, then the rows. */
+struct gnio_batch_block {
+	DLManagedTensor t;
+	int64_t shape[2];
+	uint8_t rows[] __rte_aligned(64);
+};
+
+static void
+batch_delete(DLManagedTensor *t)
+{
+	free(t->manager_ctx);
+	__atomic_fetch_add(&b_given_back, 1, __ATOMIC_RELAXED);
+}
+
+void
+gnio_batch_counts(struct gnio_batch_counts *c)
+{
+	c->batches = __atomic_load_n(&b_batches, __ATOMIC_RELAXED);
+	c->rows = __atomic_load_n(&b_rows, __ATOMIC_RELAXED);
+	c->given_back = __atomic_load_n(&b_given_back, __ATOMIC_RELAXED);
+	c->failed = __atomic_load_n(&b_failed, __ATOMIC_RELAXED);
+	c->most_rows = __atomic_load_n(&b_most, __ATOMIC_RELAXED);
+}
+
+static size_t
+elem_bytes(DLDataType t)
+{
+	return (size_t)(t.bits * t.lanes + 7) / 8;
+}
+
+uint32_t
+gnio_batch_host_item(const struct gnio_batch_handler *h, void *const *mbufs, uint32_t nb,
+		uint16_t rx_port, uint16_t tx_port, uint16_t *verdicts, void *state)
+{
+	size_t isz = elem_bytes(h->in_dtype) * h->in_cols, osz = elem_bytes(h->out_dtype) * h->out_cols;
+	struct gnio_seg segs[GNIO_HOST_SEGS];
+	struct gnio_batch_block *blk = malloc(sizeof(*blk) + (size_t)nb * isz + 64);
+	uint8_t *out = malloc((size_t)nb * osz + 1);
+	int32_t *at = malloc(sizeof(int32_t) * (nb + 1));
+	uint16_t first = 0, differ = 0;
+	uint32_t n = 0, most;
+	struct gnio_pkt pk;
+	DLTensor o;
+	int r = -ENOMEM;
+
+	for (uint32_t i = 0; i < nb; i++) {
+		if (blk == NULL || out == NULL || at == NULL) {
+			verdicts[i] = gnio_verdict_drop(GNIO_DROP_HANDLER);
+			continue;
+		}
+		gnio_mbuf_pkt(mbufs[i], rx_port, tx_port, &pk, segs, GNIO_HOST_SEGS);
+		verdicts[i] = h->row(&pk, blk->rows + (size_t)n * isz, state);
+		at[i] = verdicts[i] == 0 ? (int32_t)n++ : -1;
+	}
+	if (n != 0) {
+		struct gnio_batch b = { .in = &blk->t, .out = &o, .stream = NULL };
+
+		blk->shape[0] = n;
+		blk->shape[1] = h->in_cols;
+		blk->t = (DLManagedTensor){
+			.dl_tensor = { .data = blk->rows, .device = { kDLCPU, 0 }, .ndim = 2,
+				.dtype = h->in_dtype, .shape = blk->shape },
+			.manager_ctx = blk, .deleter = batch_delete,
+		};
+		o = (DLTensor){ .data = out, .device = { kDLCPU, 0 }, .ndim = 2, .dtype = h->out_dtype,
+			.shape = (int64_t[2]){ n, h->out_cols } };
+		b.seq = __atomic_fetch_add(&b_batches, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&b_rows, n, __ATOMIC_RELAXED);
+		most = __atomic_load_n(&b_most, __ATOMIC_RELAXED);
+		while (n > most && !__atomic_compare_exchange_n(&b_most, &most, n, false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		blk = NULL;                 /* the callee's now: its deleter frees it */
+		r = h->batch(&b, state);
+		if (r != 0)
+			__atomic_fetch_add(&b_failed, 1, __ATOMIC_RELAXED);
+	}
+	for (uint32_t i = 0; at != NULL && out != NULL && i < nb; i++) {
+		if (at[i] < 0)
+			continue;
+		if (r != 0) {
+			verdicts[i] = gnio_verdict_drop(GNIO_DROP_HANDLER);
+			continue;
+		}
+		gnio_mbuf_pkt(mbufs[i], rx_port, tx_port, &pk, segs, GNIO_HOST_SEGS);
+		verdicts[i] = h->answer(&pk, out + (size_t)at[i] * osz, state);
+	}
+	for (uint32_t i = 0; i < nb; i++) {
+		if (i == 0)
+			first = verdicts[0];
+		differ |= (uint16_t)(verdicts[i] ^ first);
+	}
+	free(blk);
+	free(out);
+	free(at);
+	return nb != 0 && differ == 0 && !gnio_verdict_is_drop(first) ? GNIO_ITEM_UNIFORM | first : 0u;
+}
