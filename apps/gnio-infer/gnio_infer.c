@@ -7,6 +7,10 @@
  * the handler's state. The answer goes back out of the port it came in on.
  * Usage: gnio-infer EAL-ARGS -- [--consumer NAME] [--gpu NAME] [--model FILE]
  *        [--udp-port N] [--max-packets N] [--duration S] [--rx-pps N]
+ *        [--backpressure] [--mode packet|batch] [--batch-rows B] [--batch-us T]
+ * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
+ * batch closing at B rows or T us after its first, the model run per batch
+ * (the handler "infer-batch", host consumer).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +23,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <gnio/gnio.h>
+#include <gnio/gnio_batch.h>
 
 #include "gnio_app.h"
 #include "infer_mlp.h"
@@ -26,9 +31,10 @@
 #define APP "gnio-infer"
 
 struct opts {
-	const char *consumer, *gpu, *model;
+	const char *consumer, *gpu, *model, *mode;
 	uint64_t max_packets, rx_pps;
-	uint32_t udp_port, duration;
+	uint32_t udp_port, duration, batch_rows, batch_us;
+	bool backpressure;
 };
 
 #define app_fail(fmt, arg) gnio_app_fail(APP, fmt, arg)
@@ -41,12 +47,14 @@ parse(int argc, char **argv, struct opts *o)
 		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
 		{ "model", required_argument, NULL, 'M' }, { "udp-port", required_argument, NULL, 'u' },
 		{ "max-packets", required_argument, NULL, 'm' }, { "duration", required_argument, NULL, 't' },
-		{ "rx-pps", required_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
+		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
+		{ "mode", required_argument, NULL, 'o' }, { "batch-rows", required_argument, NULL, 'r' },
+		{ "batch-us", required_argument, NULL, 'T' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct opts){ .consumer = "host", .udp_port = 5005 };
+	*o = (struct opts){ .consumer = "host", .udp_port = 5005, .mode = "packet", .batch_rows = 64 };
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -58,10 +66,19 @@ parse(int argc, char **argv, struct opts *o)
 		case 'm': o->max_packets = num("--max-packets", optarg, 1, UINT64_MAX); break;
 		case 't': o->duration = (uint32_t)num("--duration", optarg, 1, 86400); break;
 		case 'P': o->rx_pps = num("--rx-pps", optarg, 1, 1000000000); break;
+		case 'B': o->backpressure = true; break;
+		case 'o':
+			if (strcmp(optarg, "packet") != 0 && strcmp(optarg, "batch") != 0)
+				app_fail("--mode=%s: packet or batch", optarg);
+			o->mode = optarg;
+			break;
+		case 'r': o->batch_rows = (uint32_t)num("--batch-rows", optarg, 1, 1024); break;
+		case 'T': o->batch_us = (uint32_t)num("--batch-us", optarg, 1, 1000000); break;
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
 					"cuda-staged] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
-					"[--max-packets N] [--duration S] [--rx-pps N]\n");
+					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch] "
+					"[--batch-rows B] [--batch-us T]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -69,6 +86,8 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
+	if (strcmp(o->mode, "batch") == 0 && strcmp(o->consumer, "host") != 0)
+		app_fail("--mode=batch runs on --consumer host so far (not %s)", o->consumer);
 	/* The installed model, else the one beside the sources this was built from. */
 	if (o->model == NULL) {
 		FILE *f = fopen(GNIO_INFER_MODEL, "rb");
@@ -137,9 +156,18 @@ main(int argc, char **argv)
 	conf.ports.ids = ports;
 	conf.ports.nb = nb;
 	conf.consumer.name = o.consumer;
-	conf.consumer.handler = "infer";
+	conf.consumer.handler = strcmp(o.mode, "batch") == 0 ? "infer-batch" : "infer";
+	if (strcmp(o.mode, "batch") == 0) {
+		/* A batch is an item: B rows, or T us after its first. */
+		conf.queue.item_pkts = (uint16_t)o.batch_rows;
+		conf.rx.burst = (uint16_t)RTE_MIN(o.batch_rows, 32u);
+		conf.queue.flush_us = o.batch_us;
+	}
 	conf.rx.max_packets = o.max_packets;
 	conf.rx.rx_pps = o.rx_pps;
+	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
+	if (o.backpressure)
+		conf.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
 	if (o.gpu != NULL)
 		conf.gpu.name = o.gpu;
 	else if (strcmp(o.consumer, "host") == 0)
@@ -186,6 +214,16 @@ main(int argc, char **argv)
 				h.count, (double)gnio_hist_quantile(&h, 0.5) * 1e6 / (double)rte_get_tsc_hz(),
 				(double)gnio_hist_quantile(&h, 0.99) * 1e6 / (double)rte_get_tsc_hz(),
 				(double)gnio_hist_quantile(&h, 0.999) * 1e6 / (double)rte_get_tsc_hz());
+	if (strcmp(o.mode, "batch") == 0) {
+		struct gnio_batch_counts bc;
+
+		gnio_batch_counts(&bc);
+		printf(APP ": %" PRIu64 " batches, %" PRIu64 " rows (at most %u a batch), %" PRIu64
+				" given back, %" PRIu64 " failed\n", bc.batches, bc.rows, bc.most_rows,
+				bc.given_back, bc.failed);
+		if (bc.given_back != bc.batches)
+			ret = 1;
+	}
 	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s\n",
 			chk.total.rx, chk.total.tx, chk.dropped, chk.conserved ? "conserved" : "NOT CONSERVED",
 			chk.pools_full ? "full" : "NOT FULL");

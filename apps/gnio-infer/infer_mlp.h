@@ -85,17 +85,16 @@ infer_swap(uint8_t *a, uint8_t *b, uint32_t n)
 }
 
 /*
- * One packet: a request on @p st->udp_port answered in place (verdict: back
- * out of its port), a malformed request dropped as such, anything else
- * dropped as not handled.
+ * Is @p pk a request on @p st->udp_port? 0, with where its IPv4 header is (@p l3)
+ * and how long (@p ihl); else its verdict: a malformed request dropped as
+ * such, anything else dropped as not handled.
  */
 GNIO_HD static inline uint16_t
-infer_on_packet(const struct infer_state *st, struct gnio_pkt *pk)
+infer_request(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out, uint32_t *ihl_out)
 {
-	uint8_t *p = pk->data, *u, *pl;
+	const uint8_t *p = pk->data, *u;
 	uint16_t et = 0;
-	uint32_t l3 = gnio_pkt_l3(p, pk->len, &et), ihl, sum, cls;
-	float score[INFER_OUT];
+	uint32_t l3 = gnio_pkt_l3(p, pk->len, &et), ihl;
 
 	if (l3 == 0 || et != GNIO_ETH_IPV4)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
@@ -110,11 +109,40 @@ infer_on_packet(const struct infer_state *st, struct gnio_pkt *pk)
 	if (gnio_ld_be16(u + 4) != 8 + INFER_REQ_LEN || gnio_ld_be16(p + l3 + 2) != ihl + 8 + INFER_REQ_LEN ||
 			pk->len < l3 + ihl + 8 + INFER_REQ_LEN)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	pl = u + 8;
 	for (uint32_t i = 0; i < INFER_IN; i++)
-		if (pl[4 + i] > 16)
+		if (u[12 + i] > 16)
 			return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	cls = infer_mlp_run(&st->m, pl + 4, score);
+	*l3_out = l3;
+	*ihl_out = ihl;
+	return 0;
+}
+
+/* The request's pixels (infer_request() said where its headers are). */
+GNIO_HD static inline const uint8_t *
+infer_pixels(const struct gnio_pkt *pk, uint32_t l3, uint32_t ihl)
+{
+	return pk->data + l3 + ihl + 8 + 4;
+}
+
+/* The first highest of the scores (as infer_mlp_run() picks it). */
+GNIO_HD static inline uint32_t
+infer_class(const float score[INFER_OUT])
+{
+	uint32_t best = 0;
+
+	for (uint32_t k = 1; k < INFER_OUT; k++)
+		if (score[k] > score[best])
+			best = k;
+	return best;
+}
+
+/* Request @p pk (infer_request() said where its headers are) turned into its answer; its verdict. */
+GNIO_HD static inline uint16_t
+infer_answer(struct gnio_pkt *pk, uint32_t l3, uint32_t ihl, uint32_t cls, const float score[INFER_OUT])
+{
+	uint8_t *p = pk->data, *u = p + l3 + ihl, *pl = u + 8;
+	uint32_t sum;
+
 	/* The answer over the request: the id stays where it is. */
 	pl[4] = (uint8_t)cls;
 	pl[5] = pl[6] = pl[7] = 0;
@@ -139,6 +167,23 @@ infer_on_packet(const struct infer_state *st, struct gnio_pkt *pk)
 	sum = (uint16_t)~gnio_csum_fold32(sum);
 	gnio_st_be16(u + 6, (uint16_t)(sum == 0 ? 0xffff : sum));
 	return pk->rx_port;
+}
+
+/*
+ * One packet: a request answered in place (verdict: back out of its port),
+ * anything else dropped with infer_request()'s reason.
+ */
+GNIO_HD static inline uint16_t
+infer_on_packet(const struct infer_state *st, struct gnio_pkt *pk)
+{
+	float score[INFER_OUT];
+	uint32_t l3 = 0, ihl = 0, cls;
+	uint16_t v = infer_request(st, pk, &l3, &ihl);
+
+	if (v != 0)
+		return v;
+	cls = infer_mlp_run(&st->m, infer_pixels(pk, l3, ihl), score);
+	return infer_answer(pk, l3, ihl, cls, score);
 }
 
 #endif /* GNIO_INFER_MLP_H */

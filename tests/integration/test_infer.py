@@ -4,7 +4,9 @@
 over, with malformed requests and other packets among them) answered exactly once, in order,
 turned around with correct lengths and checksums, with the class the model gives and its scores
 (gnio-infer-client check); the malformed ones and the others dropped and counted; conservation
-and pools. Bad options and model files exit 2 with one line.
+and pools. Batch mode (rows of DLPack tensors): batches close at B rows, and at T us when the
+requests come slower, every batch given back, the per-packet mode's answers frame for frame.
+Bad options and model files exit 2 with one line.
 
 --gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
 consumer's answers equal the host consumer's byte for byte. GNIO_INFER_WRAP: a command put
@@ -12,9 +14,11 @@ before gnio-infer (compute-sanitizer).
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
+from importlib.machinery import SourceFileLoader
 
 from gnio_run import BUILD, Checker, eal_mem
 
@@ -22,6 +26,7 @@ SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), ".."
 INFER = os.path.join(BUILD, "apps", "gnio-infer", "gnio-infer")
 CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
 MODEL = os.path.join(SRC, "apps", "gnio-infer", "digits-mlp.bin")
+CL = SourceFileLoader("gnio_infer_client", CLIENT).load_module()
 REPEAT = 3
 
 
@@ -69,10 +74,30 @@ def main():
         if cons != "host":
             ck.check(answers[cons] == answers.get("host"), "%s: the host consumer's answers byte for byte" % cons)
     if not a.gpu:
+        # Batch mode: the requests as rows of DLPack tensors, closed at B rows, or T us after the
+        # first when they come slower; the same answers as the per-packet mode, frame for frame.
+        for name, args, bound in (("batch-rows", ["--batch-rows", "16"], 16),
+                                  ("batch-time", ["--batch-rows", "64", "--batch-us", "1000", "--rx-pps", "5000"],
+                                   63)):
+            r, out = infer(d, name, req, "--mode", "batch", "--max-packets", str(n), *args)
+            print(r.stdout.strip())
+            m = re.search(r"(\d+) batches, (\d+) rows \(at most (\d+) a batch\), (\d+) given back, (\d+) failed",
+                          r.stdout)
+            ck.check(r.returncode == 0 and m is not None, "%s: exit 0, batches counted (%d)" % (name, r.returncode))
+            if m is None:
+                continue
+            batches, rows, most, back, failed = (int(x) for x in m.groups())
+            ck.check(rows == 359 * REPEAT and back == batches and failed == 0,
+                     "%s: every request a row, every batch given back (%s)" % (name, m.group(0)))
+            ck.check(most <= bound and batches >= rows // bound,
+                     "%s: batches of at most %d rows (%s)" % (name, bound, m.group(0)))
+            ck.check(CL.read_pcap(out) == CL.read_pcap(os.path.join(d, "host-answers.pcap")),
+                     "%s: the per-packet mode's answers, frame for frame" % name)
         # Bad options and model files: exit 2, one line.
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],
                      ["--model", os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")],
-                     ["--max-packets", "0"]):
+                     ["--max-packets", "0"], ["--mode", "tensor"], ["--mode", "batch", "--consumer", "cuda"],
+                     ["--batch-rows", "0"], ["--batch-us", "x"]):
             r, _ = infer(d, "bad", req, *args, wrap=False)
             lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-infer")]
             ck.check(r.returncode == 2 and len(lines) == 1,

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-infer's batch mode (--mode batch): the handler "infer-batch", a gnio
+ * batch handler (<gnio/gnio_batch.h>). Each request's 64 pixels are a row of
+ * a uint8 tensor; the batch function runs the model over every row of it
+ * (infer_mlp.h's own loop, so the answers are those of the per-packet mode to
+ * the bit) into a float32 tensor of 10 scores a row; each request is then
+ * answered from its row. The rows are host memory (the host consumer).
+ */
+#include <gnio/gnio.h>
+#include <gnio/gnio_batch.h>
+
+#include "infer_mlp.h"
+
+static uint16_t
+infer_row(struct gnio_pkt *pk, void *row, void *state)
+{
+	uint32_t l3 = 0, ihl = 0;
+	uint16_t v = infer_request(state, pk, &l3, &ihl);
+
+	if (v == 0)
+		memcpy(row, infer_pixels(pk, l3, ihl), INFER_IN);
+	return v;
+}
+
+static int
+infer_batch(struct gnio_batch *b, void *state)
+{
+	const struct infer_state *st = state;
+	const DLTensor *in = &b->in->dl_tensor;
+	float *out = b->out->data;
+
+	for (int64_t r = 0; r < in->shape[0]; r++)
+		infer_mlp_run(&st->m, (const uint8_t *)in->data + r * INFER_IN, out + r * INFER_OUT);
+	b->in->deleter(b->in);
+	return 0;
+}
+
+static uint16_t
+infer_row_answer(struct gnio_pkt *pk, const void *out_row, void *state)
+{
+	float score[INFER_OUT];
+	uint32_t l3 = 0, ihl = 0;
+
+	if (infer_request(state, pk, &l3, &ihl) != 0)
+		return gnio_verdict_drop(GNIO_DROP_HANDLER);    /* it was a row: cannot happen */
+	memcpy(score, out_row, sizeof(score));
+	return infer_answer(pk, l3, ihl, infer_class(score), score);
+}
+
+static const struct gnio_batch_handler infer_batch_handler = {
+	.in_dtype = { kDLUInt, 8, 1 }, .in_cols = INFER_IN,
+	.out_dtype = { kDLFloat, 32, 1 }, .out_cols = INFER_OUT,
+	.row = infer_row, .batch = infer_batch, .answer = infer_row_answer,
+};
+
+GNIO_BATCH_HANDLER_HOST(infer_batch_h, "infer-batch", "gnio-infer: the digit classifier on batches "
+		"of requests as DLPack tensors", infer_batch_handler)
