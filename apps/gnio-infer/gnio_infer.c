@@ -8,6 +8,7 @@
  * Usage: gnio-infer EAL-ARGS -- [--consumer NAME] [--gpu NAME] [--model FILE]
  *        [--udp-port N] [--max-packets N] [--duration S] [--rx-pps N]
  *        [--backpressure] [--mode packet|batch] [--batch-rows B] [--batch-us T]
+ *        [--slow-consumer-us N]
  * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
  * batch closing at B rows or T us after its first, the model run per batch
  * (the handler "infer-batch", host consumer).
@@ -33,7 +34,7 @@
 struct opts {
 	const char *consumer, *gpu, *model, *mode;
 	uint64_t max_packets, rx_pps;
-	uint32_t udp_port, duration, batch_rows, batch_us;
+	uint32_t udp_port, duration, batch_rows, batch_us, slow_us;
 	bool backpressure;
 };
 
@@ -49,7 +50,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "max-packets", required_argument, NULL, 'm' }, { "duration", required_argument, NULL, 't' },
 		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
 		{ "mode", required_argument, NULL, 'o' }, { "batch-rows", required_argument, NULL, 'r' },
-		{ "batch-us", required_argument, NULL, 'T' }, { "help", no_argument, NULL, 'h' },
+		{ "batch-us", required_argument, NULL, 'T' }, { "slow-consumer-us", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -74,11 +76,12 @@ parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'r': o->batch_rows = (uint32_t)num("--batch-rows", optarg, 1, 1024); break;
 		case 'T': o->batch_us = (uint32_t)num("--batch-us", optarg, 1, 1000000); break;
+		case 'S': o->slow_us = (uint32_t)num("--slow-consumer-us", optarg, 1, 1000000); break;
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
 					"cuda-staged] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
 					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch] "
-					"[--batch-rows B] [--batch-us T]\n");
+					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -165,6 +168,7 @@ main(int argc, char **argv)
 	}
 	conf.rx.max_packets = o.max_packets;
 	conf.rx.rx_pps = o.rx_pps;
+	conf.debug.slow_consumer_us = o.slow_us;   /* testing: a consumer slower than the traffic */
 	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
 	if (o.backpressure)
 		conf.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
@@ -207,8 +211,9 @@ main(int argc, char **argv)
 	gnio_pipeline_latency(p, &h);
 	gnio_pipeline_check(p, &chk);
 	printf(APP ": %" PRIu64 " answered, %" PRIu64 " malformed requests, %" PRIu64
-			" not requests\n", chk.total.tx, gs.total.drops[GNIO_DROP_MALFORMED],
-			gs.total.drops[GNIO_DROP_NOT_HANDLED]);
+			" not requests, %" PRIu64 " dropped with the queue full\n", chk.total.tx,
+			gs.total.drops[GNIO_DROP_MALFORMED], gs.total.drops[GNIO_DROP_NOT_HANDLED],
+			gs.total.drops[GNIO_DROP_RING_FULL]);
 	if (h.count != 0)
 		printf(APP ": RX to completion, %" PRIu64 " items: p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n",
 				h.count, (double)gnio_hist_quantile(&h, 0.5) * 1e6 / (double)rte_get_tsc_hz(),

@@ -5,7 +5,8 @@ over, with malformed requests and other packets among them) answered exactly onc
 turned around with correct lengths and checksums, with the class the model gives and its scores
 (gnio-infer-client check); the malformed ones and the others dropped and counted; conservation
 and pools. Batch mode (rows of DLPack tensors): batches close at B rows, and at T us when the
-requests come slower, every batch given back, the per-packet mode's answers frame for frame.
+requests come slower, every batch given back, the per-packet mode's answers frame for frame;
+a batch consumer slower than the traffic fills the ring, and its drops are counted.
 Bad options and model files exit 2 with one line.
 
 --gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
@@ -30,9 +31,9 @@ CL = SourceFileLoader("gnio_infer_client", CLIENT).load_module()
 REPEAT = 3
 
 
-def infer(d, name, req, *args, wrap=True):
+def infer(d, name, req, *args, wrap=True, lcores=("-l", "0-1")):
     out = os.path.join(d, name + "-answers.pcap")
-    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if wrap else []) + [INFER, "-l", "0-1"] + \
+    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if wrap else []) + [INFER] + list(lcores) + \
         eal_mem() + os.environ.get("GNIO_EAL_EXTRA", "").split() + \
         ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out), "--", "--duration", "60", "--model", MODEL] + \
         list(args)
@@ -66,7 +67,7 @@ def main():
                            capture_output=True, text=True, timeout=120)
         print(c.stdout.strip())
         ck.check(c.returncode == 0, "%s: every request answered once, right (%s)" % (cons, c.stdout.strip()[-300:]))
-        ck.check("%d answered, 3 malformed requests, 2 not requests" % (359 * REPEAT) in r.stdout,
+        ck.check("%d answered, 3 malformed requests, 2 not requests, 0 dropped" % (359 * REPEAT) in r.stdout,
                  "%s: malformed and other packets dropped and counted" % cons)
         ck.check("conserved; pools full" in r.stdout, "%s: conservation, pools full" % cons)
         answers[cons] = open(out, "rb").read()
@@ -93,6 +94,20 @@ def main():
                      "%s: batches of at most %d rows (%s)" % (name, bound, m.group(0)))
             ck.check(CL.read_pcap(out) == CL.read_pcap(os.path.join(d, "host-answers.pcap")),
                      "%s: the per-packet mode's answers, frame for frame" % name)
+        # A batch consumer slower than the traffic: the ring fills, what cannot wait is dropped and
+        # counted, and what was answered is still right, each once, in order.
+        # Its own lcore (RX and the consumer on one would slow RX down with it): three lcores, two CPUs.
+        r, out = infer(d, "slow", req, "--mode", "batch", "--batch-rows", "8", "--slow-consumer-us", "2000",
+                       "--max-packets", str(n), lcores=("--lcores", "0@0,1@0,2@1"))
+        print(r.stdout.strip())
+        m = re.search(r"(\d+) answered, (\d+) malformed requests, (\d+) not requests, (\d+) dropped with the "
+                      r"queue full", r.stdout)
+        ck.check(r.returncode == 0 and m is not None and int(m.group(4)) > 0 and "conserved; pools full" in r.stdout,
+                 "slow consumer: ring-full drops counted, conservation (%s)" % (m.group(0) if m else r.stdout[-200:]))
+        c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out, "--missing-ok"],
+                           capture_output=True, text=True, timeout=120)
+        ck.check(c.returncode == 0 and m is not None and " %s answered once each" % m.group(1) in c.stdout,
+                 "slow consumer: what was answered is right, once each (%s)" % c.stdout.strip()[-200:])
         # Bad options and model files: exit 2, one line.
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],
                      ["--model", os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")],
