@@ -170,6 +170,26 @@ struct gnio_conf {
  */
 void gnio_conf_defaults(struct gnio_conf *c);
 
+/**
+ * Bytes of struct gnio_conf (for a program that allocates it without seeing
+ * its layout, e.g. through a foreign-function interface).
+ */
+size_t gnio_conf_size(void);
+
+/**
+ * Set one field of a configuration by its name, as written in struct
+ * gnio_conf: "rx.burst", "rx.rx_pps", "rx.max_packets", "rx.overload" (drop,
+ * backpressure), "rx.nb_cores", "rx.prefill_len", "queue.item_pkts",
+ * "queue.ring_items", "queue.flush_us", "queue.inline_bytes", "mem.mode" (host,
+ * pinned, gpu, auto), "mem.nb_mbufs", "gpu.name", "consumer.name",
+ * "consumer.handler", "consumer.kernel", "consumer.stall_ms",
+ * "consumer.drain_ms", "consumer.cuda_warps", "ports.nb_rxq", "ports.nb_txq",
+ * "ports.nb_rxd", "ports.nb_txd", "debug.slow_consumer_us". Numbers in decimal.
+ * A string value is kept by pointer: it must outlive the pipeline.
+ * @return 0; -ENOENT (no such field); -EINVAL (not a value of it)
+ */
+int gnio_conf_set(struct gnio_conf *c, const char *key, const char *value);
+
 /** Counters of one port (or of the whole pipeline). */
 struct gnio_counts {
 	uint64_t rx;                          /**< received */
@@ -493,6 +513,14 @@ void gnio_pipeline_reset_stats(struct gnio_pipeline *p);
  * @param chk filled with the results
  */
 void gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk);
+
+/**
+ * The end-of-run check as one line ("received R = transmitted T + dropped D:
+ * conserved; pools full; items each once").
+ * @return 1 when everything holds (conserved, pools full, items and events
+ *   consistent), else 0
+ */
+int gnio_pipeline_summary(const struct gnio_pipeline *p, char *buf, size_t len);
 
 /**
  * The counter name of a drop reason.

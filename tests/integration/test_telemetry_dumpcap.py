@@ -20,8 +20,9 @@ tmp = tempfile.mkdtemp(prefix="gnio-tel-")
 prefix = "gnio-tel-%d" % os.getpid()
 js = os.path.join(tmp, "out.json")
 proc = subprocess.Popen([TESTPMD, "-l", "0-1"] + eal_mem(prefix) + ["--vdev=net_null0", "--vdev=net_null1", "--",
-                        "--forward-mode=macswap", "--duration=7", "--json=" + js],
+                        "--forward-mode=macswap", "--duration=15", "--json=" + js],
                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+# 15 s: the reads below take about 5 on an idle machine, and ran past 7 on a busy one.
 time.sleep(2.5)
 
 
