@@ -6,7 +6,9 @@ turned around with correct lengths and checksums, with the class the model gives
 (gnio-infer-client check); the malformed ones and the others dropped and counted; conservation
 and pools. Batch mode (rows of DLPack tensors): batches close at B rows, and at T us when the
 requests come slower, every batch given back, the per-packet mode's answers frame for frame;
-a batch consumer slower than the traffic fills the ring, and its drops are counted.
+a batch consumer slower than the traffic fills the ring, and its drops are counted. The Python
+example (examples/python/infer_dlpack.py: the batches in PyTorch, or NumPy where torch is missing)
+answers every request right.
 Bad options and model files exit 2 with one line.
 
 --gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
@@ -38,6 +40,31 @@ def infer(d, name, req, *args, wrap=True, lcores=("-l", "0-1")):
         ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out), "--", "--duration", "60", "--model", MODEL] + \
         list(args)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180), out
+
+
+def python_example(ck, d, req, n):
+    """The Python example: the same batches as DLPack tensors in PyTorch where it is installed, else
+    NumPy (numpy.from_dlpack), through ctypes; every request answered right, every tensor given back."""
+    libgnio = os.path.join(BUILD, "libgnio.so.0")
+    if "libasan" in subprocess.run(["ldd", libgnio], capture_output=True, text=True).stdout:
+        print("python example not run: libgnio is a sanitizer build (Python cannot load it)")
+        return
+    out = os.path.join(d, "python-answers.pcap")
+    r = subprocess.run([sys.executable, os.path.join(SRC, "examples", "python", "infer_dlpack.py"),
+                        "--lib", libgnio, "--model", MODEL, "--batch-rows", "16",
+                        "--max-packets", str(n), "--", "-l", "0-1"] + eal_mem() +
+                       os.environ.get("GNIO_EAL_EXTRA", "").split() +
+                       ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out)],
+                       capture_output=True, text=True, timeout=180)
+    line = [l for l in r.stdout.splitlines() if l.startswith("infer_dlpack")]
+    print("\n".join(line))
+    ck.check(r.returncode == 0 and line and "%d rows" % (359 * REPEAT) in line[0] and "conserved; pools full" in line[0],
+             "python example: exit 0, every request a row, conservation (%d: %s)" %
+             (r.returncode, (line or [r.stderr.strip()[-300:]])[0]))
+    if r.returncode == 0:
+        c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out],
+                           capture_output=True, text=True, timeout=120)
+        ck.check(c.returncode == 0, "python example: every request answered once, right (%s)" % c.stdout.strip()[-200:])
 
 
 def main():
@@ -74,6 +101,7 @@ def main():
     for cons in answers:
         if cons != "host":
             ck.check(answers[cons] == answers.get("host"), "%s: the host consumer's answers byte for byte" % cons)
+    python_example(ck, d, req, n)
     if not a.gpu:
         # Batch mode: the requests as rows of DLPack tensors, closed at B rows, or T us after the
         # first when they come slower; the same answers as the per-packet mode, frame for frame.
