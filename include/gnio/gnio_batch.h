@@ -97,12 +97,7 @@ uint32_t gnio_batch_host_item(const struct gnio_batch_handler *h, void *const *m
 	{ \
 		return gnio_batch_host_item(&(bh), mbufs, nb, rx_port, tx_port, verdicts, state); \
 	} \
-	static const struct gnio_handler sym = { (name), (help), 0, sym ## _host_item, NULL, NULL }; \
-	__attribute__((constructor)) static void \
-	sym ## _register(void) \
-	{ \
-		gnio_handler_register(&sym); \
-	}
+	GNIO_HANDLER_DEFINE_(sym, name, help, sym ## _host_item, NULL)
 
 #ifdef __cplusplus
 }

@@ -163,6 +163,15 @@ const struct gnio_user_kernel *gnio_user_kernel_find(const char *name);
 	return nb != 0 && gnio_differ_ == 0 && !gnio_verdict_is_drop(gnio_first_) ? \
 		GNIO_ITEM_UNIFORM | gnio_first_ : 0u;
 
+/** (Internal) handler @p sym of CPU code @p item and @p pkt, registered when its object is loaded. */
+#define GNIO_HANDLER_DEFINE_(sym, name, help, item, pkt) \
+	static const struct gnio_handler sym = { (name), (help), 0, item, NULL, pkt }; \
+	__attribute__((constructor)) static void \
+	sym ## _register(void) \
+	{ \
+		gnio_handler_register(&sym); \
+	}
+
 /**
  * Make a CPU handler of @p fn (uint16_t fn(struct gnio_pkt *, void *)) named
  * @p name, registered when its object is loaded. @p sym names the objects the
@@ -175,12 +184,7 @@ const struct gnio_user_kernel *gnio_user_kernel_find(const char *name);
 	{ \
 		GNIO_HOST_ITEM_BODY(fn) \
 	} \
-	static const struct gnio_handler sym = { (name), (help), 0, sym ## _host_item, NULL, fn }; \
-	__attribute__((constructor)) static void \
-	sym ## _register(void) \
-	{ \
-		gnio_handler_register(&sym); \
-	}
+	GNIO_HANDLER_DEFINE_(sym, name, help, sym ## _host_item, fn)
 
 #ifdef __cplusplus
 }
