@@ -7,15 +7,17 @@
  * the handler's state. The answer goes back out of the port it came in on.
  * Usage: gnio-infer EAL-ARGS -- [--consumer NAME] [--gpu NAME] [--model FILE]
  *        [--udp-port N] [--max-packets N] [--duration S] [--rx-pps N]
- *        [--backpressure] [--mode packet|batch] [--batch-rows B] [--batch-us T]
+ *        [--backpressure] [--mode packet|batch|records] [--batch-rows B] [--batch-us T]
  *        [--slow-consumer-us N]
  * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
  * batch closing at B rows or T us after its first, the model run per batch
- * (the handler "infer-batch", host consumer).
+ * (the handler "infer-batch", host consumer). --mode records: the sensor-ingest
+ * variant, 1472-byte UDP records as rows, every byte read (infer_records.c).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +72,9 @@ parse(int argc, char **argv, struct opts *o)
 		case 'P': o->rx_pps = num("--rx-pps", optarg, 1, 1000000000); break;
 		case 'B': o->backpressure = true; break;
 		case 'o':
-			if (strcmp(optarg, "packet") != 0 && strcmp(optarg, "batch") != 0)
-				app_fail("--mode=%s: packet or batch", optarg);
+			if (strcmp(optarg, "packet") != 0 && strcmp(optarg, "batch") != 0 &&
+					strcmp(optarg, "records") != 0)
+				app_fail("--mode=%s: packet, batch or records", optarg);
 			o->mode = optarg;
 			break;
 		case 'r': o->batch_rows = (uint32_t)num("--batch-rows", optarg, 1, 1024); break;
@@ -80,7 +83,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
 					"cuda-staged] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
-					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch] "
+					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
 					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N]\n");
 			exit(0);
 		default:
@@ -89,8 +92,8 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
-	if (strcmp(o->mode, "batch") == 0 && strcmp(o->consumer, "host") != 0)
-		app_fail("--mode=batch runs on --consumer host so far (not %s)", o->consumer);
+	if (strcmp(o->mode, "packet") != 0 && strcmp(o->consumer, "host") != 0)
+		app_fail("--mode=batch and records run on --consumer host so far (not %s)", o->consumer);
 	/* The installed model, else the one beside the sources this was built from. */
 	if (o->model == NULL) {
 		FILE *f = fopen(GNIO_INFER_MODEL, "rb");
@@ -159,8 +162,9 @@ main(int argc, char **argv)
 	conf.ports.ids = ports;
 	conf.ports.nb = nb;
 	conf.consumer.name = o.consumer;
-	conf.consumer.handler = strcmp(o.mode, "batch") == 0 ? "infer-batch" : "infer";
-	if (strcmp(o.mode, "batch") == 0) {
+	conf.consumer.handler = strcmp(o.mode, "batch") == 0 ? "infer-batch" :
+		strcmp(o.mode, "records") == 0 ? "records" : "infer";
+	if (strcmp(o.mode, "packet") != 0) {
 		/* A batch is an item: B rows, or T us after its first. */
 		conf.queue.item_pkts = (uint16_t)o.batch_rows;
 		conf.rx.burst = (uint16_t)RTE_MIN(o.batch_rows, 32u);
@@ -219,7 +223,12 @@ main(int argc, char **argv)
 				h.count, (double)gnio_hist_quantile(&h, 0.5) * 1e6 / (double)rte_get_tsc_hz(),
 				(double)gnio_hist_quantile(&h, 0.99) * 1e6 / (double)rte_get_tsc_hz(),
 				(double)gnio_hist_quantile(&h, 0.999) * 1e6 / (double)rte_get_tsc_hz());
-	if (strcmp(o.mode, "batch") == 0) {
+	if (strcmp(o.mode, "records") == 0) {
+		gnio_pipeline_state_read(p, 0, 0, &st, offsetof(struct infer_state, m));
+		printf(APP ": %" PRIu64 " records, %" PRIu64 " bytes read, their sum %" PRIu64 "\n",
+				st.records, st.record_bytes, st.record_sum);
+	}
+	if (strcmp(o.mode, "packet") != 0) {
 		struct gnio_batch_counts bc;
 
 		gnio_batch_counts(&bc);

@@ -42,7 +42,8 @@ struct infer_mlp {
 /* The handler's state: the UDP port it answers on, then the model. */
 struct infer_state {
 	uint32_t udp_port;
-	uint32_t pad[15];
+	uint32_t pad[9];
+	uint64_t records, record_bytes, record_sum;   /* --mode records: what was taken in */
 	struct infer_mlp m;
 };
 

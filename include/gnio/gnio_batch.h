@@ -76,12 +76,23 @@ struct gnio_batch_counts {
 	uint32_t most_rows;    /**< the largest batch */
 };
 
-/** Read the counts (any thread). */
+/**
+ * Read the counts (any thread).
+ * @param c filled with them
+ */
 void gnio_batch_counts(struct gnio_batch_counts *c);
 
 /**
  * The CPU side of a batch handler on one burst-queue item (what
  * GNIO_BATCH_HANDLER_HOST() calls; the arguments of gnio_host_item_fn).
+ * @param h the batch handler
+ * @param mbufs the item's packets (struct rte_mbuf *)
+ * @param nb how many
+ * @param rx_port the port they came in on
+ * @param tx_port the port paired with it
+ * @param verdicts filled with one verdict a packet
+ * @param state the handler's state, given to row(), batch() and answer()
+ * @return GNIO_ITEM_UNIFORM | port when every verdict sends to that port, else 0
  */
 uint32_t gnio_batch_host_item(const struct gnio_batch_handler *h, void *const *mbufs, uint32_t nb,
 		uint16_t rx_port, uint16_t tx_port, uint16_t *verdicts, void *state);

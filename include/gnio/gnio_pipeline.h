@@ -173,6 +173,7 @@ void gnio_conf_defaults(struct gnio_conf *c);
 /**
  * Bytes of struct gnio_conf (for a program that allocates it without seeing
  * its layout, e.g. through a foreign-function interface).
+ * @return sizeof(struct gnio_conf)
  */
 size_t gnio_conf_size(void);
 
@@ -186,6 +187,9 @@ size_t gnio_conf_size(void);
  * "consumer.drain_ms", "consumer.cuda_warps", "ports.nb_rxq", "ports.nb_txq",
  * "ports.nb_rxd", "ports.nb_txd", "debug.slow_consumer_us". Numbers in decimal.
  * A string value is kept by pointer: it must outlive the pipeline.
+ * @param c the configuration (gnio_conf_defaults() first)
+ * @param key the field's name
+ * @param value its value, as text
  * @return 0; -ENOENT (no such field); -EINVAL (not a value of it)
  */
 int gnio_conf_set(struct gnio_conf *c, const char *key, const char *value);
@@ -517,6 +521,9 @@ void gnio_pipeline_check(const struct gnio_pipeline *p, struct gnio_check *chk);
 /**
  * The end-of-run check as one line ("received R = transmitted T + dropped D:
  * conserved; pools full; items each once").
+ * @param p the pipeline (stopped)
+ * @param buf where the line goes
+ * @param len bytes of @p buf
  * @return 1 when everything holds (conserved, pools full, items and events
  *   consistent), else 0
  */

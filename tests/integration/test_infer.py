@@ -8,7 +8,8 @@ and pools. Batch mode (rows of DLPack tensors): batches close at B rows, and at 
 requests come slower, every batch given back, the per-packet mode's answers frame for frame;
 a batch consumer slower than the traffic fills the ring, and its drops are counted. The Python
 example (examples/python/infer_dlpack.py: the batches in PyTorch, or NumPy where torch is missing)
-answers every request right.
+answers every request right. The sensor-ingest variant (--mode records) reads every byte of 1472-byte
+records in batches: the sum of their bytes is the generator's.
 Bad options and model files exit 2 with one line.
 
 --gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
@@ -136,6 +137,20 @@ def main():
                            capture_output=True, text=True, timeout=120)
         ck.check(c.returncode == 0 and m is not None and " %s answered once each" % m.group(1) in c.stdout,
                  "slow consumer: what was answered is right, once each (%s)" % c.stdout.strip()[-200:])
+        # The sensor-ingest variant: 1472-byte records as rows, every byte read; the sum of all
+        # their bytes is the generator's, the odd datagram and the other port dropped and counted.
+        rec = os.path.join(d, "records.pcap")
+        g = subprocess.run([sys.executable, CLIENT, "records", "--out", rec, "--count", "600"],
+                           capture_output=True, text=True, check=True, timeout=120)
+        want = re.search(r"(\d+) records, sum (\d+)", g.stdout).groups()
+        r, _ = infer(d, "records", rec, "--mode", "records", "--batch-rows", "32", "--max-packets", "602")
+        print(r.stdout.strip())
+        m = re.search(r"(\d+) records, (\d+) bytes read, their sum (\d+)", r.stdout)
+        ck.check(r.returncode == 0 and m is not None and m.group(1) == want[0] and m.group(3) == want[1] and
+                 int(m.group(2)) == 1472 * int(want[0]), "records: every record, every byte (%s; want %s)" %
+                 (m.group(0) if m else r.stdout[-200:], want))
+        ck.check("0 answered, 1 malformed requests, 1 not requests" in r.stdout and "conserved; pools full" in r.stdout,
+                 "records: consumed, the others dropped and counted, conservation")
         # Bad options and model files: exit 2, one line.
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],
                      ["--model", os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")],

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-infer's sensor-ingest variant (--mode records): the handler "records",
+ * a gnio batch handler. Each UDP datagram of exactly 1472 bytes (one per
+ * 1500-byte frame) to the port is a record, a row of a uint8 tensor of 1472
+ * columns; the batch function reads every byte of every row (a sum per
+ * record, the input a model or an FFT would take) into a uint64 result, and
+ * adds the records, their bytes and their sums to the state. Records are
+ * consumed, not answered (dropped as the handler's); other packets are dropped
+ * as not handled, a datagram of another length to the port as malformed.
+ */
+#include <gnio/gnio.h>
+#include <gnio/gnio_batch.h>
+
+#include "infer_mlp.h"
+
+#define RECORD_BYTES 1472u
+
+static uint16_t
+record_row(struct gnio_pkt *pk, void *row, void *state)
+{
+	const struct infer_state *st = state;
+	const uint8_t *p = pk->data, *u;
+	uint16_t et = 0;
+	uint32_t l3 = gnio_pkt_l3(p, pk->len, &et), ihl;
+
+	if (l3 == 0 || et != GNIO_ETH_IPV4)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	ihl = gnio_ipv4_hlen(p, pk->len, pk->pkt_len, l3);
+	if (ihl == 0 || p[l3 + 9] != GNIO_IPPROTO_UDP || pk->len < l3 + ihl + 8)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	u = p + l3 + ihl;
+	if (st->udp_port != 0 && gnio_ld_be16(u + 2) != st->udp_port)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	if (gnio_ld_be16(u + 4) != 8 + RECORD_BYTES || pk->len < l3 + ihl + 8 + RECORD_BYTES)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	memcpy(row, u + 8, RECORD_BYTES);
+	return 0;
+}
+
+static int
+record_batch(struct gnio_batch *b, void *state)
+{
+	struct infer_state *st = state;
+	const DLTensor *in = &b->in->dl_tensor;
+	uint64_t *out = b->out->data, all = 0;
+
+	for (int64_t r = 0; r < in->shape[0]; r++) {
+		const uint8_t *x = (const uint8_t *)in->data + r * RECORD_BYTES;
+		uint64_t s = 0;
+
+		for (uint32_t i = 0; i < RECORD_BYTES; i++)
+			s += x[i];
+		out[r] = s;
+		all += s;
+	}
+	st->records += (uint64_t)in->shape[0];
+	st->record_bytes += (uint64_t)in->shape[0] * RECORD_BYTES;
+	st->record_sum += all;
+	b->in->deleter(b->in);
+	return 0;
+}
+
+static uint16_t
+record_done(struct gnio_pkt *pk, const void *out_row, void *state)
+{
+	(void)pk;
+	(void)out_row;
+	(void)state;
+	return gnio_verdict_drop(GNIO_DROP_HANDLER);      /* taken in: nothing goes back */
+}
+
+static const struct gnio_batch_handler records_handler = {
+	.in_dtype = { kDLUInt, 8, 1 }, .in_cols = RECORD_BYTES,
+	.out_dtype = { kDLUInt, 64, 1 }, .out_cols = 1,
+	.row = record_row, .batch = record_batch, .answer = record_done,
+};
+
+GNIO_BATCH_HANDLER_HOST(records_h, "records", "gnio-infer: 1472-byte sensor records into batches, "
+		"every byte read", records_handler)
