@@ -75,8 +75,8 @@ struct itch_order {
 };
 
 struct itch_level {
+	uint64_t shares;     /* a sum of 32-bit order sizes: it can pass 2^32 */
 	uint32_t price;
-	uint32_t shares;
 	uint32_t orders;
 	uint32_t prev, next; /* the sorted list of its stock and side; next: the free list too */
 	uint16_t locate;
@@ -88,7 +88,8 @@ struct itch_level {
 struct itch_event {
 	uint64_t seq;
 	uint64_t ts;         /* the ITCH timestamp, ns since midnight */
-	uint32_t bid_px, bid_shares, ask_px, ask_shares;   /* 0 for an empty side */
+	uint64_t bid_shares, ask_shares;   /* 0 for an empty side */
+	uint32_t bid_px, ask_px;
 	uint16_t locate;
 };
 
@@ -273,7 +274,7 @@ itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
 	struct itch_level *v = &b->levels[l];
 	uint32_t m = 2 * b->level_cap - 1, i, j;
 
-	v->shares = (uint32_t)((int64_t)v->shares + shares);
+	v->shares = (uint64_t)((int64_t)v->shares + shares);
 	v->orders = (uint32_t)((int32_t)v->orders + orders);
 	if (v->orders != 0)
 		return;
@@ -308,7 +309,7 @@ itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
 /* ---- Messages ---- */
 
 GNIO_HD static inline void
-itch_bbo(const struct itch_book *b, uint32_t locate, uint32_t out[4])
+itch_bbo(const struct itch_book *b, uint32_t locate, uint64_t out[4])
 {
 	for (uint32_t side = 0; side < 2; side++) {
 		uint32_t l = b->head[locate * 2 + side];
@@ -356,7 +357,8 @@ itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint
 GNIO_HD static inline int
 itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, struct itch_event *ev)
 {
-	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0, locate, before[4], after[4], o;
+	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0, locate, o;
+	uint64_t before[4], after[4];
 	uint8_t t;
 
 	if (n == 0 || len == 0) {
@@ -416,9 +418,9 @@ itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, stru
 	ev->seq = seq;
 	ev->ts = itch_be_n(m + 5, 6);
 	ev->locate = (uint16_t)locate;
-	ev->bid_px = after[0];
+	ev->bid_px = (uint32_t)after[0];
 	ev->bid_shares = after[1];
-	ev->ask_px = after[2];
+	ev->ask_px = (uint32_t)after[2];
 	ev->ask_shares = after[3];
 	return 1;
 }

@@ -19,8 +19,8 @@ struct itch_counts {
 static inline void
 itch_write_event(FILE *f, const struct itch_event *ev)
 {
-	fprintf(f, "%" PRIu64 ",%u,%" PRIu64 ",%u,%u,%u,%u\n", ev->seq, ev->locate, ev->ts, ev->bid_px,
-			ev->bid_shares, ev->ask_px, ev->ask_shares);
+	fprintf(f, "%" PRIu64 ",%u,%" PRIu64 ",%u,%" PRIu64 ",%u,%" PRIu64 "\n", ev->seq, ev->locate, ev->ts,
+			ev->bid_px, ev->bid_shares, ev->ask_px, ev->ask_shares);
 }
 
 /* The final book, @p depth levels a side, bids and asks best first. 0, or -1 out of memory. */
@@ -63,7 +63,7 @@ itch_write_json(FILE *f, const struct itch_book *b, uint32_t depth, const struct
 
 			fprintf(f, ", \"%s\": [", side == 0 ? "bids" : "asks");
 			for (; l != ITCH_NONE && k < depth; l = b->levels[l].next, k++)
-				fprintf(f, "%s[%u, %u, %u]", k ? ", " : "", b->levels[l].price, b->levels[l].shares,
+				fprintf(f, "%s[%u, %" PRIu64 ", %u]", k ? ", " : "", b->levels[l].price, b->levels[l].shares,
 						b->levels[l].orders);
 			fprintf(f, "]");
 		}

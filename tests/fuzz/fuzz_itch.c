@@ -100,7 +100,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (itch_mold_header(pkt, len, &seq, &count) == 0) {
 			for (uint32_t k = 0; k < count && (r = (uint32_t)itch_mold_next(pkt, len, &at, &m, &n)) == 1;
 					k++) {
-				uint32_t before[4] = { 0 }, after[4];
+				uint64_t before[4] = { 0 }, after[4];
 				struct itch_event ev;
 				int e;
 
