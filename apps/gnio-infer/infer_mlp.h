@@ -86,14 +86,14 @@ infer_swap(uint8_t *a, uint8_t *b, uint32_t n)
 }
 
 /*
- * Is @p pk a request on @p st->udp_port? 0, with where its IPv4 header is (@p l3)
- * and how long (@p ihl); else its verdict: a malformed request dropped as
- * such, anything else dropped as not handled.
+ * Is @p pk a UDP/IPv4 datagram (a first fragment or whole) to @p st->udp_port?
+ * 0, with where its IPv4 header is (@p l3) and how long (@p ihl); else a drop
+ * as not handled.
  */
 GNIO_HD static inline uint16_t
-infer_request(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out, uint32_t *ihl_out)
+infer_udp_to(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out, uint32_t *ihl_out)
 {
-	const uint8_t *p = pk->data, *u;
+	const uint8_t *p = pk->data;
 	uint16_t et = 0;
 	uint32_t l3 = gnio_pkt_l3(p, pk->len, &et), ihl;
 
@@ -103,9 +103,28 @@ infer_request(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t 
 	if (ihl == 0 || p[l3 + 9] != GNIO_IPPROTO_UDP || gnio_ipv4_is_later_fragment(p + l3) ||
 			pk->len < l3 + ihl + 8)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
-	u = p + l3 + ihl;
-	if (st->udp_port != 0 && gnio_ld_be16(u + 2) != st->udp_port)
+	if (st->udp_port != 0 && gnio_ld_be16(p + l3 + ihl + 2) != st->udp_port)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	*l3_out = l3;
+	*ihl_out = ihl;
+	return 0;
+}
+
+/*
+ * Is @p pk a request on @p st->udp_port? 0, with where its IPv4 header is (@p l3)
+ * and how long (@p ihl); else its verdict: a malformed request dropped as
+ * such, anything else dropped as not handled.
+ */
+GNIO_HD static inline uint16_t
+infer_request(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out, uint32_t *ihl_out)
+{
+	const uint8_t *p = pk->data, *u;
+	uint32_t l3 = 0, ihl = 0;
+	uint16_t v = infer_udp_to(st, pk, &l3, &ihl);
+
+	if (v != 0)
+		return v;
+	u = p + l3 + ihl;
 	/* 68 bytes of payload, all in the first segment, the IPv4 length saying the same. */
 	if (gnio_ld_be16(u + 4) != 8 + INFER_REQ_LEN || gnio_ld_be16(p + l3 + 2) != ihl + 8 + INFER_REQ_LEN ||
 			pk->len < l3 + ihl + 8 + INFER_REQ_LEN)

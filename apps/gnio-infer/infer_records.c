@@ -19,19 +19,13 @@
 static uint16_t
 record_row(struct gnio_pkt *pk, void *row, void *state)
 {
-	const struct infer_state *st = state;
-	const uint8_t *p = pk->data, *u;
-	uint16_t et = 0;
-	uint32_t l3 = gnio_pkt_l3(p, pk->len, &et), ihl;
+	const uint8_t *u;
+	uint32_t l3 = 0, ihl = 0;
+	uint16_t v = infer_udp_to(state, pk, &l3, &ihl);
 
-	if (l3 == 0 || et != GNIO_ETH_IPV4)
-		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
-	ihl = gnio_ipv4_hlen(p, pk->len, pk->pkt_len, l3);
-	if (ihl == 0 || p[l3 + 9] != GNIO_IPPROTO_UDP || pk->len < l3 + ihl + 8)
-		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
-	u = p + l3 + ihl;
-	if (st->udp_port != 0 && gnio_ld_be16(u + 2) != st->udp_port)
-		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	if (v != 0)
+		return v;
+	u = pk->data + l3 + ihl;
 	if (gnio_ld_be16(u + 4) != 8 + RECORD_BYTES || pk->len < l3 + ihl + 8 + RECORD_BYTES)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	memcpy(row, u + 8, RECORD_BYTES);
