@@ -26,7 +26,9 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <gnio/gnio.h>
+#ifdef GNIO_INFER_BATCH
 #include <gnio/gnio_batch.h>
+#endif
 
 #include "gnio_app.h"
 #include "infer_mlp.h"
@@ -92,6 +94,10 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
+#ifndef GNIO_INFER_BATCH
+	if (strcmp(o->mode, "packet") != 0)
+		app_fail("--mode=%s: built without DLPack (libdlpack-dev): per packet only", o->mode);
+#endif
 	if (strcmp(o->mode, "packet") != 0 && strcmp(o->consumer, "host") != 0)
 		app_fail("--mode=batch and records run on --consumer host so far (not %s)", o->consumer);
 	/* The installed model, else the one beside the sources this was built from. */
@@ -228,6 +234,7 @@ main(int argc, char **argv)
 		printf(APP ": %" PRIu64 " records, %" PRIu64 " bytes read, their sum %" PRIu64 "\n",
 				st.records, st.record_bytes, st.record_sum);
 	}
+#ifdef GNIO_INFER_BATCH
 	if (strcmp(o.mode, "packet") != 0) {
 		struct gnio_batch_counts bc;
 
@@ -238,6 +245,7 @@ main(int argc, char **argv)
 		if (bc.given_back != bc.batches)
 			ret = 1;
 	}
+#endif
 	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s\n",
 			chk.total.rx, chk.total.tx, chk.dropped, chk.conserved ? "conserved" : "NOT CONSERVED",
 			chk.pools_full ? "full" : "NOT FULL");
