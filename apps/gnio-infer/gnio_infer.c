@@ -8,11 +8,14 @@
  * Usage: gnio-infer EAL-ARGS -- [--consumer NAME] [--gpu NAME] [--model FILE]
  *        [--udp-port N] [--max-packets N] [--duration S] [--rx-pps N]
  *        [--backpressure] [--mode packet|batch|records] [--batch-rows B] [--batch-us T]
- *        [--slow-consumer-us N]
+ *        [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] [--inline-bytes N]
+ * --inline-bytes: the low-latency path (flagged lines, each request's first N
+ * bytes copied into the line the GPU polls; per packet mode).
  * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
  * batch closing at B rows or T us after its first, the model run per batch
- * (the handler "infer-batch", host consumer). --mode records: the sensor-ingest
- * variant, 1472-byte UDP records as rows, every byte read (infer_records.c).
+ * (the handler "infer-batch": kDLCPU on the host consumer, kDLCUDA and cuBLAS
+ * on --consumer cuda-batch). --mode records: the sensor-ingest variant,
+ * 1472-byte UDP records as rows, every byte read (infer_records.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,7 +41,7 @@
 struct opts {
 	const char *consumer, *gpu, *model, *mode;
 	uint64_t max_packets, rx_pps;
-	uint32_t udp_port, duration, batch_rows, batch_us, slow_us;
+	uint32_t udp_port, duration, batch_rows, batch_us, slow_us, prefill, rx_cores, inline_bytes;
 	bool backpressure;
 };
 
@@ -55,6 +58,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
 		{ "mode", required_argument, NULL, 'o' }, { "batch-rows", required_argument, NULL, 'r' },
 		{ "batch-us", required_argument, NULL, 'T' }, { "slow-consumer-us", required_argument, NULL, 'S' },
+		{ "prefill", required_argument, NULL, 'F' }, { "rx-cores", required_argument, NULL, 'R' },
+		{ "inline-bytes", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -82,11 +87,15 @@ parse(int argc, char **argv, struct opts *o)
 		case 'r': o->batch_rows = (uint32_t)num("--batch-rows", optarg, 1, 1024); break;
 		case 'T': o->batch_us = (uint32_t)num("--batch-us", optarg, 1, 1000000); break;
 		case 'S': o->slow_us = (uint32_t)num("--slow-consumer-us", optarg, 1, 1000000); break;
+		case 'F': o->prefill = (uint32_t)num("--prefill", optarg, 64, 9000); break;
+		case 'R': o->rx_cores = (uint32_t)num("--rx-cores", optarg, 1, 128); break;
+		case 'I': o->inline_bytes = (uint32_t)num("--inline-bytes", optarg, 64, 1024); break;
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
-					"cuda-staged] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
+					"cuda-staged|cuda-batch] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
 					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
-					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N]\n");
+					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
+					"[--inline-bytes N]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -98,8 +107,16 @@ parse(int argc, char **argv, struct opts *o)
 	if (strcmp(o->mode, "packet") != 0)
 		app_fail("--mode=%s: built without DLPack (libdlpack-dev): per packet only", o->mode);
 #endif
-	if (strcmp(o->mode, "packet") != 0 && strcmp(o->consumer, "host") != 0)
-		app_fail("--mode=batch and records run on --consumer host so far (not %s)", o->consumer);
+	if (strcmp(o->mode, "packet") != 0 && strcmp(o->consumer, "host") != 0 &&
+			strcmp(o->consumer, "cuda-batch") != 0)
+		app_fail("--consumer=%s: batches (--mode batch, records) run on host or cuda-batch",
+				o->consumer);
+	if (strcmp(o->mode, "packet") == 0 && strcmp(o->consumer, "cuda-batch") == 0)
+		app_fail("%s", "--consumer=cuda-batch: for --mode batch or records");
+#if !defined(GNIO_INFER_CUDA_BATCH)
+	if (strcmp(o->consumer, "cuda-batch") == 0)
+		app_fail("%s", "--consumer=cuda-batch: built without cuBLAS (the CUDA toolkit's)");
+#endif
 	/* The installed model, else the one beside the sources this was built from. */
 	if (o->model == NULL) {
 		FILE *f = fopen(GNIO_INFER_MODEL, "rb");
@@ -150,7 +167,7 @@ main(int argc, char **argv)
 	struct opts o;
 	char err[256];
 	char **eal_argv;
-	uint64_t t0;
+	uint64_t t0, t1;
 
 	while (sep < argc && strcmp(argv[sep], "--") != 0)
 		sep++;
@@ -178,6 +195,11 @@ main(int argc, char **argv)
 	}
 	conf.rx.max_packets = o.max_packets;
 	conf.rx.rx_pps = o.rx_pps;
+	/* Benchmarks on net_null (copy=0): every packet of the pool a UDP/IPv4 datagram of LEN bytes. */
+	conf.rx.prefill_len = (uint16_t)o.prefill;
+	if (o.rx_cores != 0)
+		conf.rx.nb_cores = (uint16_t)o.rx_cores;
+	conf.queue.inline_bytes = (uint16_t)o.inline_bytes;
 	conf.debug.slow_consumer_us = o.slow_us;   /* testing: a consumer slower than the traffic */
 	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
 	if (o.backpressure)
@@ -213,6 +235,7 @@ main(int argc, char **argv)
 			break;
 		rte_delay_us_sleep(1000);
 	}
+	t1 = rte_get_timer_cycles();
 	if (gnio_pipeline_stop(p) != 0) {
 		fprintf(stderr, APP ": stop: %s\n", gnio_pipeline_error(p));
 		ret = 1;
@@ -224,6 +247,9 @@ main(int argc, char **argv)
 			" not requests, %" PRIu64 " dropped with the queue full\n", chk.total.tx,
 			gs.total.drops[GNIO_DROP_MALFORMED], gs.total.drops[GNIO_DROP_NOT_HANDLED],
 			gs.total.drops[GNIO_DROP_RING_FULL]);
+	printf(APP ": %.3f M packets/s received over the run's %.3f s\n", (double)chk.total.rx /
+			((double)(t1 - t0) / (double)rte_get_timer_hz()) / 1e6,
+			(double)(t1 - t0) / (double)rte_get_timer_hz());
 	if (h.count != 0)
 		printf(APP ": RX to completion, %" PRIu64 " items: p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n",
 				h.count, (double)gnio_hist_quantile(&h, 0.5) * 1e6 / (double)rte_get_tsc_hz(),
@@ -231,8 +257,10 @@ main(int argc, char **argv)
 				(double)gnio_hist_quantile(&h, 0.999) * 1e6 / (double)rte_get_tsc_hz());
 	if (strcmp(o.mode, "records") == 0) {
 		gnio_pipeline_state_read(p, 0, 0, &st, offsetof(struct infer_state, m));
-		printf(APP ": %" PRIu64 " records, %" PRIu64 " bytes read, their sum %" PRIu64 "\n",
-				st.records, st.record_bytes, st.record_sum);
+		printf(APP ": %" PRIu64 " records, %" PRIu64 " bytes read, their sum %" PRIu64
+				"; %.2f GB/s of records over the run's %.3f s\n", st.records, st.record_bytes,
+				st.record_sum, (double)st.record_bytes / ((double)(t1 - t0) /
+				(double)rte_get_timer_hz()) / 1e9, (double)(t1 - t0) / (double)rte_get_timer_hz());
 	}
 #ifdef GNIO_INFER_BATCH
 	if (strcmp(o.mode, "packet") != 0) {

@@ -5,8 +5,13 @@
  * a uint8 tensor; the batch function runs the model over every row of it
  * (infer_mlp.h's own loop, so the answers are those of the per-packet mode to
  * the bit) into a float32 tensor of 10 scores a row; each request is then
- * answered from its row. The rows are host memory (the host consumer).
+ * answered from its row. The rows are host memory on the host consumer
+ * (kDLCPU), GPU memory on cuda-batch (kDLCUDA): there the model is two cuBLAS
+ * GEMMs queued on the batch's stream (infer_batch_cuda.cu), whose scores may
+ * differ from the fmaf() loop's in their last bits (the classes agree).
  */
+#include <errno.h>
+
 #include <gnio/gnio.h>
 #include <gnio/gnio_batch.h>
 
@@ -30,6 +35,18 @@ infer_batch(struct gnio_batch *b, void *state)
 	const DLTensor *in = &b->in->dl_tensor;
 	float *out = b->out->data;
 
+	if (in->device.device_type == kDLCUDA) {
+#ifdef GNIO_INFER_CUDA_BATCH
+		int r = infer_batch_cuda(&st->m, in->data, out, (uint32_t)in->shape[0], b->stream);
+
+		/* gnio uses the rows' memory again once the stream passed this batch. */
+		b->in->deleter(b->in);
+		return r;
+#else
+		b->in->deleter(b->in);
+		return -ENOTSUP;
+#endif
+	}
 	for (int64_t r = 0; r < in->shape[0]; r++)
 		infer_mlp_run(&st->m, (const uint8_t *)in->data + r * INFER_IN, out + r * INFER_OUT);
 	b->in->deleter(b->in);
@@ -54,5 +71,5 @@ static const struct gnio_batch_handler infer_batch_handler = {
 	.row = infer_row, .batch = infer_batch, .answer = infer_row_answer,
 };
 
-GNIO_BATCH_HANDLER_HOST(infer_batch_h, "infer-batch", "gnio-infer: the digit classifier on batches "
+GNIO_BATCH_HANDLER(infer_batch_h, "infer-batch", "gnio-infer: the digit classifier on batches "
 		"of requests as DLPack tensors", infer_batch_handler)

@@ -47,6 +47,23 @@ struct infer_state {
 	struct infer_mlp m;
 };
 
+#ifdef GNIO_INFER_CUDA_BATCH
+#ifdef __cplusplus
+extern "C" {
+#endif
+/*
+ * infer_batch_cuda.cu (consumer cuda-batch): the scores of @p rows requests'
+ * pixels @p px (GPU memory) into @p out (GPU memory, [rows][10]), queued on
+ * @p stream (cuBLAS); the sums of @p rows records of @p bytes each. 0 or -EIO.
+ */
+int infer_batch_cuda(const struct infer_mlp *m, const uint8_t *px, float *out, uint32_t rows,
+		void *stream);
+int infer_records_cuda(const uint8_t *rec, uint64_t *sum, uint32_t rows, uint32_t bytes, void *stream);
+#ifdef __cplusplus
+}
+#endif
+#endif
+
 /* The scores of 64 pixels; returns the class (the first highest score). */
 GNIO_HD static inline uint32_t
 infer_mlp_run(const struct infer_mlp *m, const uint8_t *px, float score[INFER_OUT])

@@ -4,11 +4,15 @@
  * a gnio batch handler. Each UDP datagram of exactly 1472 bytes (one per
  * 1500-byte frame) to the port is a record, a row of a uint8 tensor of 1472
  * columns; the batch function reads every byte of every row (a sum per
- * record, the input a model or an FFT would take) into a uint64 result, and
- * adds the records, their bytes and their sums to the state. Records are
+ * record, the input a model or an FFT would take) into a uint64 result, on
+ * the CPU (kDLCPU rows, host consumer) or the GPU (kDLCUDA, cuda-batch: a
+ * kernel on the batch's stream); each record's sum is then added to the
+ * state with the records and their bytes. Records are
  * consumed, not answered (dropped as the handler's); other packets are dropped
  * as not handled, a datagram of another length to the port as malformed.
  */
+#include <errno.h>
+
 #include <gnio/gnio.h>
 #include <gnio/gnio_batch.h>
 
@@ -35,10 +39,20 @@ record_row(struct gnio_pkt *pk, void *row, void *state)
 static int
 record_batch(struct gnio_batch *b, void *state)
 {
-	struct infer_state *st = state;
 	const DLTensor *in = &b->in->dl_tensor;
-	uint64_t *out = b->out->data, all = 0;
+	uint64_t *out = b->out->data;
+	int ret = 0;
 
+	(void)state;
+	if (in->device.device_type == kDLCUDA) {
+#ifdef GNIO_INFER_CUDA_BATCH
+		ret = infer_records_cuda(in->data, out, (uint32_t)in->shape[0], RECORD_BYTES, b->stream);
+#else
+		ret = -ENOTSUP;
+#endif
+		b->in->deleter(b->in);
+		return ret;
+	}
 	for (int64_t r = 0; r < in->shape[0]; r++) {
 		const uint8_t *x = (const uint8_t *)in->data + r * RECORD_BYTES;
 		uint64_t s = 0;
@@ -46,21 +60,23 @@ record_batch(struct gnio_batch *b, void *state)
 		for (uint32_t i = 0; i < RECORD_BYTES; i++)
 			s += x[i];
 		out[r] = s;
-		all += s;
 	}
-	st->records += (uint64_t)in->shape[0];
-	st->record_bytes += (uint64_t)in->shape[0] * RECORD_BYTES;
-	st->record_sum += all;
 	b->in->deleter(b->in);
-	return 0;
+	return ret;
 }
 
+/* A record's sum is in: counted in the state (on the CPU, whichever consumer). */
 static uint16_t
 record_done(struct gnio_pkt *pk, const void *out_row, void *state)
 {
+	struct infer_state *st = state;
+	uint64_t s;
+
 	(void)pk;
-	(void)out_row;
-	(void)state;
+	memcpy(&s, out_row, sizeof(s));
+	st->records++;
+	st->record_bytes += RECORD_BYTES;
+	st->record_sum += s;
 	return gnio_verdict_drop(GNIO_DROP_HANDLER);      /* taken in: nothing goes back */
 }
 
@@ -70,5 +86,5 @@ static const struct gnio_batch_handler records_handler = {
 	.row = record_row, .batch = record_batch, .answer = record_done,
 };
 
-GNIO_BATCH_HANDLER_HOST(records_h, "records", "gnio-infer: 1472-byte sensor records into batches, "
+GNIO_BATCH_HANDLER(records_h, "records", "gnio-infer: 1472-byte sensor records into batches, "
 		"every byte read", records_handler)

@@ -7,10 +7,13 @@ answered on the wire from its row of the result, in order.
 
 Through ctypes only: libgnio's batch API (<gnio/gnio_batch.h>), gnio_conf_set() for the
 configuration, the pipeline's start, poll and stop. Request and answer formats are gnio-infer's
-(apps/gnio-infer/README.md). The rows are host memory (the host consumer) so far.
+(apps/gnio-infer/README.md). With --consumer host the rows are host memory (kDLCPU); with
+--consumer cuda-batch they are GPU memory (kDLCUDA) and the model runs in PyTorch on the GPU,
+on the CUDA stream gnio gives with the batch (torch.cuda.ExternalStream), writing the result into
+gnio's result tensor, which gnio copies back on the same stream.
 
-  infer_dlpack.py [--lib PATH] [--model F] [--framework auto|torch|numpy] [--batch-rows B]
-                  [--batch-us T] [--max-packets N] [--udp-port P] -- EAL-ARGS
+  infer_dlpack.py [--lib PATH] [--model F] [--framework auto|torch|numpy] [--consumer host|cuda-batch]
+                  [--batch-rows B] [--batch-us T] [--max-packets N] [--udp-port P] -- EAL-ARGS
 Prints one line per run with the batches, rows and the end-of-run check; exits 1 if it fails.
 """
 import argparse
@@ -64,10 +67,11 @@ class GnioBatchHandler(C.Structure):
 
 class GnioHandler(C.Structure):
     _fields_ = [("name", C.c_char_p), ("help", C.c_char_p), ("flags", C.c_uint32), ("host_item", HOST_ITEM),
-                ("cuda", C.c_void_p), ("host_pkt", C.c_void_p)]
+                ("cuda", C.c_void_p), ("host_pkt", C.c_void_p), ("batch", C.POINTER(GnioBatchHandler))]
 
 
-K_DL_CPU, K_DL_UINT, K_DL_FLOAT = 1, 1, 2
+K_DL_CPU, K_DL_CUDA, K_DL_UINT, K_DL_FLOAT = 1, 2, 1, 2
+NO_DELETE = C.CFUNCTYPE(None, C.c_void_p)(lambda t: None)
 DROP_MALFORMED, DROP_NOT_HANDLED = 0x8000 | 1, 0x8000 | 2
 PyCapsule_New = C.pythonapi.PyCapsule_New
 PyCapsule_New.restype = C.py_object
@@ -75,16 +79,18 @@ PyCapsule_New.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
 
 
 class Rows:
-    """The batch's input as an object a framework's from_dlpack() takes: it hands over the tensor."""
+    """A tensor as an object a framework's from_dlpack() takes: it hands over the managed tensor
+    (the framework calls its deleter when its own tensor goes). The work is ordered on gnio's
+    stream by the caller, so the stream a framework asks for is not waited on here."""
 
-    def __init__(self, managed):
-        self.managed = managed
+    def __init__(self, managed, device):
+        self.managed, self.device = managed, device
 
-    def __dlpack__(self, stream=None):
+    def __dlpack__(self, stream=None, **kw):
         return PyCapsule_New(self.managed, b"dltensor", None)
 
     def __dlpack_device__(self):
-        return (K_DL_CPU, 0)
+        return (self.device.device_type, self.device.device_id)
 
 
 def csum(b, s=0):
@@ -118,6 +124,7 @@ def main():
     ap.add_argument("--lib", default="libgnio.so.0")
     ap.add_argument("--model", default=os.path.join(here, "..", "..", "apps", "gnio-infer", "digits-mlp.bin"))
     ap.add_argument("--framework", choices=["auto", "torch", "numpy"], default="auto")
+    ap.add_argument("--consumer", choices=["host", "cuda-batch"], default="host")
     ap.add_argument("--batch-rows", type=int, default=64)
     ap.add_argument("--batch-us", type=int, default=0)
     ap.add_argument("--max-packets", type=int, default=0)
@@ -138,8 +145,12 @@ def main():
     f = np.frombuffer(raw[24:], dtype="<f4")
     w1, b1 = f[:2048].reshape(32, 64), f[2048:2080]
     w2, b2 = f[2080:2400].reshape(10, 32), f[2400:2410]
+    if a.consumer == "cuda-batch" and torch is None:
+        sys.exit("infer_dlpack: --consumer cuda-batch needs PyTorch (GPU tensors)")
     if torch is not None:
         tw = [torch.from_numpy(x.copy()) for x in (w1, b1, w2, b2)]
+        if a.consumer == "cuda-batch":
+            tw = [x.cuda() for x in tw]
     lib = C.CDLL(a.lib, mode=C.RTLD_GLOBAL)
     lib.gnio_pipeline_create.restype = C.c_void_p
     lib.gnio_pipeline_create.argtypes = [C.c_void_p, C.c_char_p, C.c_size_t]
@@ -163,11 +174,21 @@ def main():
         b = b.contents
         out = b.out.contents
         n = out.shape[0]
+        rows = b.tin.contents.dl_tensor
+        if rows.device.device_type == K_DL_CUDA:
+            # On gnio's stream: the rows' copy is queued there, and gnio copies the result back after
+            # what is queued here. gnio's result tensor as a torch tensor (gnio keeps it: no deleter).
+            res = DLManagedTensor(out, None, C.cast(NO_DELETE, C.c_void_p))
+            with torch.cuda.stream(torch.cuda.ExternalStream(b.stream, device=rows.device.device_id)):
+                x = torch.from_dlpack(Rows(C.addressof(b.tin.contents), rows.device)).to(torch.float32)
+                torch.from_dlpack(Rows(C.addressof(res), rows.device)).copy_(
+                    torch.relu(x @ tw[0].T + tw[1]) @ tw[2].T + tw[3])
+            return 0
         if torch is not None:
-            x = torch.from_dlpack(Rows(C.addressof(b.tin.contents))).to(torch.float32)
+            x = torch.from_dlpack(Rows(C.addressof(b.tin.contents), rows.device)).to(torch.float32)
             s = (torch.relu(x @ tw[0].T + tw[1]) @ tw[2].T + tw[3]).numpy()
         else:
-            x = np.from_dlpack(Rows(C.addressof(b.tin.contents))).astype(np.float32)
+            x = np.from_dlpack(Rows(C.addressof(b.tin.contents), rows.device)).astype(np.float32)
             s = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
         np.ctypeslib.as_array(C.cast(out.data, C.POINTER(C.c_float)), shape=(n, 10))[:] = s
         return 0
@@ -199,7 +220,7 @@ def main():
         return lib.gnio_batch_host_item(C.byref(bh), mbufs, nb, rx_port, tx_port, verdicts, state)
 
     h = GnioHandler(b"py-infer", b"gnio-infer's model in Python, on DLPack batches", 0, HOST_ITEM(host_item),
-                    None, None)
+                    None, None, C.pointer(bh))
     argv = (C.c_char_p * (len(eal) + 1))(b"infer_dlpack", *[x.encode() for x in eal])
     if lib.rte_eal_init(len(eal) + 1, argv) < 0:
         sys.exit("infer_dlpack: EAL init failed")
@@ -207,9 +228,11 @@ def main():
         sys.exit("infer_dlpack: cannot register the handler")
     conf = C.create_string_buffer(lib.gnio_conf_size())
     lib.gnio_conf_defaults(conf)
-    values = {"consumer.name": "host", "gpu.name": "host", "consumer.handler": "py-infer",
+    values = {"consumer.name": a.consumer, "consumer.handler": "py-infer",
               "queue.item_pkts": str(a.batch_rows), "rx.burst": str(min(a.batch_rows, 32)),
               "queue.flush_us": str(a.batch_us), "rx.max_packets": str(a.max_packets)}
+    if a.consumer == "host":
+        values["gpu.name"] = "host"
     keep = {k: C.create_string_buffer(v.encode()) for k, v in values.items()}
     for k, v in keep.items():
         if lib.gnio_conf_set(conf, k.encode(), v) != 0:
@@ -231,8 +254,8 @@ def main():
     lib.gnio_batch_counts(C.byref(bc))
     line = C.create_string_buffer(256)
     ok = lib.gnio_pipeline_summary(p, line, 256) == 1 and bc.given_back == bc.batches and bc.failed == 0
-    print("infer_dlpack (%s): %d batches, %d rows (at most %d a batch), %d given back; %s" % (
-        "torch " + torch.__version__ if torch is not None else "numpy " + np.__version__, bc.batches, bc.rows,
+    print("infer_dlpack (%s, %s): %d batches, %d rows (at most %d a batch), %d given back; %s" % (
+        "torch " + torch.__version__ if torch is not None else "numpy " + np.__version__, a.consumer, bc.batches, bc.rows,
         bc.most_rows, bc.given_back, line.value.decode()))
     lib.gnio_pipeline_destroy(p)
     lib.rte_eal_cleanup()

@@ -17,9 +17,21 @@
  * Rows + packets dropped by row() = packets; every batch's input tensor is
  * given back through its deleter (gnio_batch_counts()).
  *
- * So far the rows are host memory (kDLCPU) and the batch runs on the CPU
- * worker of the host consumer; the tensors of CUDA consumers (kDLCUDA, with a
- * stream) are to come. Needs <dlpack/dlpack.h> (Debian: libdlpack-dev).
+ * Where the rows are depends on the consumer that runs the handler:
+ * - "host": host memory (kDLCPU); batch() runs on the host consumer's worker
+ *   lcore, stream NULL.
+ * - "cuda-batch": GPU memory (kDLCUDA, the CUDA device of the pipeline's
+ *   GPU). The worker lcore runs row() into pinned memory and copies the rows
+ *   to the GPU on a CUDA stream (gnio_batch.stream); batch() queues its work
+ *   on that stream (or waits for it) and returns; gnio copies the result
+ *   back on the same stream and answers once it is there. Several batches
+ *   are in flight at once, answered in order. The handler's state is host
+ *   memory (row() and answer() run on the CPU); a model keeps its own
+ *   weights on the GPU.
+ * batch() returns once its work is queued; the input tensor must be given
+ * back (its deleter called) for its GPU memory to be used again.
+ *
+ * Needs <dlpack/dlpack.h> (Debian: libdlpack-dev).
  */
 #ifndef GNIO_BATCH_H
 #define GNIO_BATCH_H
@@ -45,11 +57,15 @@ struct gnio_batch {
 	DLManagedTensor *in;
 	/** The result to fill: shape {rows, out_cols}, out_dtype, compact; gnio's, read when batch() returns. */
 	DLTensor *out;
-	void *stream;    /**< the CUDA stream to order work on (NULL for kDLCPU tensors) */
+	/**
+	 * kDLCUDA tensors: the cudaStream_t the rows' copy is queued on; queue the
+	 * work that fills out on it (or wait for it first). NULL for kDLCPU.
+	 */
+	void *stream;
 	uint64_t seq;    /**< batches this handler handed out before this one (process-wide) */
 };
 
-/** A batch handler (GNIO_BATCH_HANDLER_HOST() makes it a gnio handler). */
+/** A batch handler (GNIO_BATCH_HANDLER() makes it a gnio handler). */
 struct gnio_batch_handler {
 	DLDataType in_dtype;     /**< element type of a row */
 	uint32_t in_cols;        /**< elements a row */
@@ -61,7 +77,11 @@ struct gnio_batch_handler {
 	 * it to as it is: it is then no row.
 	 */
 	uint16_t (*row)(struct gnio_pkt *pkt, void *row, void *state);
-	/** Fill b->out from b->in. 0, or a negative errno: every row of it is dropped (GNIO_DROP_HANDLER). */
+	/**
+	 * Fill b->out from b->in (both on the device b->in names; on a CUDA
+	 * device, work queued on b->stream is enough). 0, or a negative errno:
+	 * every row of it is dropped (GNIO_DROP_HANDLER).
+	 */
 	int (*batch)(struct gnio_batch *b, void *state);
 	/** Packet @p pkt's answer, from @p out_row (its row of the result): its verdict. */
 	uint16_t (*answer)(struct gnio_pkt *pkt, const void *out_row, void *state);
@@ -84,7 +104,7 @@ void gnio_batch_counts(struct gnio_batch_counts *c);
 
 /**
  * The CPU side of a batch handler on one burst-queue item (what
- * GNIO_BATCH_HANDLER_HOST() calls; the arguments of gnio_host_item_fn).
+ * GNIO_BATCH_HANDLER() calls; the arguments of gnio_host_item_fn).
  * @param h the batch handler
  * @param mbufs the item's packets (struct rte_mbuf *)
  * @param nb how many
@@ -98,17 +118,21 @@ uint32_t gnio_batch_host_item(const struct gnio_batch_handler *h, void *const *m
 		uint16_t rx_port, uint16_t tx_port, uint16_t *verdicts, void *state);
 
 /**
- * Make batch handler @p bh (a struct gnio_batch_handler) a CPU handler named
- * @p name, registered when its object is loaded; the host consumer runs it.
+ * Make batch handler @p bh (a struct gnio_batch_handler) a handler named
+ * @p name, registered when its object is loaded: the host consumer runs it
+ * on kDLCPU tensors, the consumer "cuda-batch" on kDLCUDA tensors.
  */
-#define GNIO_BATCH_HANDLER_HOST(sym, name, help, bh) \
+#define GNIO_BATCH_HANDLER(sym, name, help, bh) \
 	static uint32_t \
 	sym ## _host_item(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, \
 			uint16_t *verdicts, void *state) \
 	{ \
 		return gnio_batch_host_item(&(bh), mbufs, nb, rx_port, tx_port, verdicts, state); \
 	} \
-	GNIO_HANDLER_DEFINE_(sym, name, help, sym ## _host_item, NULL)
+	GNIO_HANDLER_DEFINE_BATCH_(sym, name, help, sym ## _host_item, NULL, &(bh))
+
+/** The former name of GNIO_BATCH_HANDLER(). */
+#define GNIO_BATCH_HANDLER_HOST(sym, name, help, bh) GNIO_BATCH_HANDLER(sym, name, help, bh)
 
 #ifdef __cplusplus
 }

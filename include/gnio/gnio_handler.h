@@ -60,6 +60,9 @@ typedef uint16_t (gnio_host_pkt_fn)(struct gnio_pkt *pkt, void *state);
 /** The CUDA kernels of a handler (made by <gnio/device/gnio_kernels.cuh>). */
 struct gnio_cuda_kernels;
 
+/** A batch handler (<gnio/gnio_batch.h>). */
+struct gnio_batch_handler;
+
 /** The handler makes packets from the pool instead of receiving them (txonly). */
 #define GNIO_HANDLER_GENERATES 0x1u
 /** The handler's state is gnio's engine context, not gnio_conf.consumer.state. */
@@ -73,6 +76,8 @@ struct gnio_handler {
 	gnio_host_item_fn *host_item;            /**< NULL: no CPU code (GPU only) */
 	const struct gnio_cuda_kernels *cuda;    /**< NULL: no GPU code (CPU only) */
 	gnio_host_pkt_fn *host_pkt;              /**< the same CPU code per packet (NULL: none) */
+	/** A batch handler's three functions (GNIO_BATCH_HANDLER()), else NULL. */
+	const struct gnio_batch_handler *batch;
 };
 
 /**
@@ -165,7 +170,11 @@ const struct gnio_user_kernel *gnio_user_kernel_find(const char *name);
 
 /** (Internal) handler @p sym of CPU code @p item and @p pkt, registered when its object is loaded. */
 #define GNIO_HANDLER_DEFINE_(sym, name, help, item, pkt) \
-	static const struct gnio_handler sym = { (name), (help), 0, item, NULL, pkt }; \
+	GNIO_HANDLER_DEFINE_BATCH_(sym, name, help, item, pkt, NULL)
+
+/** (Internal) the same, with batch handler @p bh (a pointer, or NULL). */
+#define GNIO_HANDLER_DEFINE_BATCH_(sym, name, help, item, pkt, bh) \
+	static const struct gnio_handler sym = { (name), (help), 0, item, NULL, pkt, bh }; \
 	__attribute__((constructor)) static void \
 	sym ## _register(void) \
 	{ \

@@ -30,6 +30,8 @@ struct gnio_consumer_ops {
 	const char *help;
 	bool gpu;                                           /**< runs on the GPU: needs registered memory */
 	bool copies;                                        /**< copies packets to the GPU itself: any --mem */
+	bool host_state;                                    /**< runs the handler's CPU code: its
+	                                                         state is host memory, on a GPU too */
 	bool lines;                                         /**< serves the latency flavour of the burst
 	                                                         queue (gnio_conf.queue.inline_bytes) */
 	/** Allocate per-consumer state (GPU memory, streams). 0 or -errno. */

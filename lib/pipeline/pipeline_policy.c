@@ -374,6 +374,9 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 		PL_FAILV(EINVAL, "queue.inline_bytes (--inline-bytes=%u): the CPU copies each packet's first "
 				"bytes, so packet memory cannot be the GPU's: mem.mode pinned (--mem=pinned)",
 				pc->inline_bytes);
+	if (ops->host_state && pc->mem == GNIO_MEM_GPU)
+		PL_FAILV(EINVAL, "consumer %s reads packets on the CPU: mem.mode cannot be gpu (--mem)",
+				pc->consumer);
 	if (ops->gpu && !ops->copies && pc->mem == GNIO_MEM_HOST)
 		PL_FAILV(EINVAL, "consumer %s cannot read host memory (not registered with the GPU): "
 				"mem.mode must be pinned or gpu (--mem=pinned)", pc->consumer);
@@ -394,8 +397,12 @@ pl_handler_check(const struct pl_conf *pc, const struct gnio_handler *h, char *e
 	if (ops != NULL && !ops->gpu && h->host_item == NULL)
 		PL_FAILV(ENOTSUP, "handler %s has no CPU code: use a CUDA consumer (consumer.name, --consumer)",
 				h->name);
-	if (ops != NULL && ops->gpu && h->cuda == NULL)
-		PL_FAILV(ENOTSUP, "handler %s has no GPU code: use consumer.name host (--consumer)", h->name);
+	if (ops != NULL && ops->host_state && h->batch == NULL)
+		PL_FAILV(ENOTSUP, "handler %s is not a batch handler (<gnio/gnio_batch.h>), which consumer "
+				"%s runs", h->name, ops->name);
+	if (ops != NULL && ops->gpu && !ops->host_state && h->cuda == NULL)
+		PL_FAILV(ENOTSUP, "handler %s has no GPU code: use consumer.name host (--consumer)%s", h->name,
+				h->batch != NULL ? " or cuda-batch" : "");
 	if (pc->inline_bytes != 0 && ops != NULL && !ops->gpu && h->host_pkt == NULL)
 		PL_FAILV(ENOTSUP, "handler %s has no per-packet CPU code for the flagged lines "
 				"(queue.inline_bytes, --inline-bytes)", h->name);

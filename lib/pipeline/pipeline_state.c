@@ -33,7 +33,7 @@ st_ordinal(const struct gnio_pipeline *p, int16_t gpu)
 {
 	struct rte_gpu_info info;
 
-	if (!p->ops->gpu || rte_gpu_info_get(gpu, &info) != 0 ||
+	if (!p->ops->gpu || p->ops->host_state || rte_gpu_info_get(gpu, &info) != 0 ||
 			strncmp(info.name, "gnio_cuda", 9) != 0)
 		return -1;
 	return atoi(info.name + 9);

@@ -13,7 +13,8 @@ records in batches: the sum of their bytes is the generator's.
 Bad options and model files exit 2 with one line.
 
 --gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
-consumer's answers equal the host consumer's byte for byte. GNIO_INFER_WRAP: a command put
+consumer's answers equal the host consumer's byte for byte; the batch modes, records and the Python
+example (PyTorch) on cuda-batch (kDLCUDA tensors, cuBLAS), classes equal to the host's. GNIO_INFER_WRAP: a command put
 before gnio-infer (compute-sanitizer).
 """
 import argparse
@@ -43,16 +44,24 @@ def infer(d, name, req, *args, wrap=True, lcores=("-l", "0-1")):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180), out
 
 
-def python_example(ck, d, req, n):
+def python_example(ck, d, req, n, consumer):
     """The Python example: the same batches as DLPack tensors in PyTorch where it is installed, else
-    NumPy (numpy.from_dlpack), through ctypes; every request answered right, every tensor given back."""
-    libgnio = os.path.join(BUILD, "libgnio.so.0")
+    NumPy (numpy.from_dlpack), through ctypes; every request answered right, every tensor given back.
+    On cuda-batch the tensors are GPU memory and PyTorch runs the model on the GPU (skipped, said,
+    where there is no torch)."""
+    # The build's library, or (a bundle on the GPU machine) the one on the library path.
+    libgnio = ([x for x in [os.path.join(BUILD, "libgnio.so.0")] +
+                [os.path.join(p, "libgnio.so.0") for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+                if os.path.exists(x)] + [os.path.join(BUILD, "libgnio.so.0")])[0]
     if "libasan" in subprocess.run(["ldd", libgnio], capture_output=True, text=True).stdout:
         print("python example not run: libgnio is a sanitizer build (Python cannot load it)")
         return
-    out = os.path.join(d, "python-answers.pcap")
+    if consumer != "host" and subprocess.run([sys.executable, "-c", "import torch"]).returncode != 0:
+        print("python example on %s not run: no torch here" % consumer)
+        return
+    out = os.path.join(d, "python-%s-answers.pcap" % consumer)
     r = subprocess.run([sys.executable, os.path.join(SRC, "examples", "python", "infer_dlpack.py"),
-                        "--lib", libgnio, "--model", MODEL, "--batch-rows", "16",
+                        "--lib", libgnio, "--model", MODEL, "--batch-rows", "16", "--consumer", consumer,
                         "--max-packets", str(n), "--", "-l", "0-1"] + eal_mem() +
                        os.environ.get("GNIO_EAL_EXTRA", "").split() +
                        ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out)],
@@ -60,12 +69,87 @@ def python_example(ck, d, req, n):
     line = [l for l in r.stdout.splitlines() if l.startswith("infer_dlpack")]
     print("\n".join(line))
     ck.check(r.returncode == 0 and line and "%d rows" % (359 * REPEAT) in line[0] and "conserved; pools full" in line[0],
-             "python example: exit 0, every request a row, conservation (%d: %s)" %
-             (r.returncode, (line or [r.stderr.strip()[-300:]])[0]))
+             "python example on %s: exit 0, every request a row, conservation (%d: %s)" %
+             (consumer, r.returncode, (line or [r.stderr.strip()[-300:]])[0]))
     if r.returncode == 0:
         c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out],
                            capture_output=True, text=True, timeout=120)
-        ck.check(c.returncode == 0, "python example: every request answered once, right (%s)" % c.stdout.strip()[-200:])
+        ck.check(c.returncode == 0, "python example on %s: every request answered once, right (%s)" %
+                 (consumer, c.stdout.strip()[-200:]))
+
+
+def same_but_scores(a, b):
+    """Two answer files equal frame for frame but for the scores (cuBLAS sums in another order)."""
+    fa, fb = CL.read_pcap(a), CL.read_pcap(b)
+    return len(fa) == len(fb) and all(x[:50] == y[:50] and len(x) == len(y) for x, y in zip(fa, fb))
+
+
+def batch_modes(ck, d, req, n, consumers):
+    """Batch mode on each consumer of @p consumers (host: kDLCPU rows; cuda-batch: kDLCUDA rows,
+    cuBLAS), closed at B rows, or T us after the first when they come slower; the per-packet mode's
+    answers (frame for frame on the CPU; on the GPU the same classes and bytes but the scores'
+    last bits). A consumer slower than the traffic; the records variant."""
+    host = os.path.join(d, "host-answers.pcap")
+    for cons in consumers:
+        c_args = ["--consumer", cons]
+        for name, args, bound in (("batch-rows", ["--batch-rows", "16"], 16),
+                                  ("batch-time", ["--batch-rows", "64", "--batch-us", "1000", "--rx-pps", "5000"],
+                                   63)):
+            name = "%s-%s" % (cons, name)
+            r, out = infer(d, name, req, "--mode", "batch", "--max-packets", str(n), *(args + c_args))
+            print(r.stdout.strip())
+            m = re.search(r"(\d+) batches, (\d+) rows \(at most (\d+) a batch\), (\d+) given back, (\d+) failed",
+                          r.stdout)
+            ck.check(r.returncode == 0 and m is not None, "%s: exit 0, batches counted (%d: %s)" % (
+                name, r.returncode, r.stderr.strip()[-300:]))
+            if m is None:
+                continue
+            batches, rows, most, back, failed = (int(x) for x in m.groups())
+            ck.check(rows == 359 * REPEAT and back == batches and failed == 0,
+                     "%s: every request a row, every batch given back (%s)" % (name, m.group(0)))
+            ck.check(most <= bound and batches >= rows // bound,
+                     "%s: batches of at most %d rows (%s)" % (name, bound, m.group(0)))
+            c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out],
+                               capture_output=True, text=True, timeout=120)
+            ck.check(c.returncode == 0, "%s: every request answered once, right (%s)" % (name, c.stdout.strip()[-200:]))
+            if cons == "host":
+                ck.check(CL.read_pcap(out) == CL.read_pcap(host), "%s: the per-packet mode's answers, frame for frame"
+                         % name)
+            else:
+                ck.check(same_but_scores(out, host), "%s: the per-packet mode's answers and classes, frame for "
+                         "frame (scores within the client's bound)" % name)
+        if cons == "host":
+            # A batch consumer slower than the traffic: the ring fills, what cannot wait is dropped
+            # and counted, and what was answered is still right, each once, in order. Its own lcore
+            # (RX and the consumer on one would slow RX down with it): three lcores, two CPUs.
+            r, out = infer(d, "slow", req, "--mode", "batch", "--batch-rows", "8", "--slow-consumer-us", "2000",
+                           "--max-packets", str(n), lcores=("--lcores", "0@0,1@0,2@1"))
+            print(r.stdout.strip())
+            m = re.search(r"(\d+) answered, (\d+) malformed requests, (\d+) not requests, (\d+) dropped with the "
+                          r"queue full", r.stdout)
+            ck.check(r.returncode == 0 and m is not None and int(m.group(4)) > 0 and
+                     "conserved; pools full" in r.stdout,
+                     "slow consumer: ring-full drops counted, conservation (%s)" % (m.group(0) if m else
+                                                                                    r.stdout[-200:]))
+            c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out,
+                                "--missing-ok"], capture_output=True, text=True, timeout=120)
+            ck.check(c.returncode == 0 and m is not None and " %s answered once each" % m.group(1) in c.stdout,
+                     "slow consumer: what was answered is right, once each (%s)" % c.stdout.strip()[-200:])
+        # The sensor-ingest variant: 1472-byte records as rows, every byte read; the sum of all
+        # their bytes is the generator's, the odd datagram and the other port dropped and counted.
+        rec = os.path.join(d, "records.pcap")
+        g = subprocess.run([sys.executable, CLIENT, "records", "--out", rec, "--count", "600"],
+                           capture_output=True, text=True, check=True, timeout=120)
+        want = re.search(r"(\d+) records, sum (\d+)", g.stdout).groups()
+        r, _ = infer(d, cons + "-records", rec, "--mode", "records", "--batch-rows", "32", "--max-packets", "602",
+                     *c_args)
+        print(r.stdout.strip())
+        m = re.search(r"(\d+) records, (\d+) bytes read, their sum (\d+)", r.stdout)
+        ck.check(r.returncode == 0 and m is not None and m.group(1) == want[0] and m.group(3) == want[1] and
+                 int(m.group(2)) == 1472 * int(want[0]), "%s records: every record, every byte (%s; want %s)" %
+                 (cons, m.group(0) if m else r.stdout[-200:] + r.stderr[-200:], want))
+        ck.check("0 answered, 1 malformed requests, 1 not requests" in r.stdout and "conserved; pools full" in r.stdout,
+                 "%s records: consumed, the others dropped and counted, conservation" % cons)
 
 
 def main():
@@ -107,55 +191,9 @@ def main():
     if not batches:
         print("batch modes and the python example not run: gnio built without DLPack (libdlpack-dev)")
     else:
-        python_example(ck, d, req, n)
-    if not a.gpu and batches:
-        # Batch mode: the requests as rows of DLPack tensors, closed at B rows, or T us after the
-        # first when they come slower; the same answers as the per-packet mode, frame for frame.
-        for name, args, bound in (("batch-rows", ["--batch-rows", "16"], 16),
-                                  ("batch-time", ["--batch-rows", "64", "--batch-us", "1000", "--rx-pps", "5000"],
-                                   63)):
-            r, out = infer(d, name, req, "--mode", "batch", "--max-packets", str(n), *args)
-            print(r.stdout.strip())
-            m = re.search(r"(\d+) batches, (\d+) rows \(at most (\d+) a batch\), (\d+) given back, (\d+) failed",
-                          r.stdout)
-            ck.check(r.returncode == 0 and m is not None, "%s: exit 0, batches counted (%d)" % (name, r.returncode))
-            if m is None:
-                continue
-            batches, rows, most, back, failed = (int(x) for x in m.groups())
-            ck.check(rows == 359 * REPEAT and back == batches and failed == 0,
-                     "%s: every request a row, every batch given back (%s)" % (name, m.group(0)))
-            ck.check(most <= bound and batches >= rows // bound,
-                     "%s: batches of at most %d rows (%s)" % (name, bound, m.group(0)))
-            ck.check(CL.read_pcap(out) == CL.read_pcap(os.path.join(d, "host-answers.pcap")),
-                     "%s: the per-packet mode's answers, frame for frame" % name)
-        # A batch consumer slower than the traffic: the ring fills, what cannot wait is dropped and
-        # counted, and what was answered is still right, each once, in order.
-        # Its own lcore (RX and the consumer on one would slow RX down with it): three lcores, two CPUs.
-        r, out = infer(d, "slow", req, "--mode", "batch", "--batch-rows", "8", "--slow-consumer-us", "2000",
-                       "--max-packets", str(n), lcores=("--lcores", "0@0,1@0,2@1"))
-        print(r.stdout.strip())
-        m = re.search(r"(\d+) answered, (\d+) malformed requests, (\d+) not requests, (\d+) dropped with the "
-                      r"queue full", r.stdout)
-        ck.check(r.returncode == 0 and m is not None and int(m.group(4)) > 0 and "conserved; pools full" in r.stdout,
-                 "slow consumer: ring-full drops counted, conservation (%s)" % (m.group(0) if m else r.stdout[-200:]))
-        c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out, "--missing-ok"],
-                           capture_output=True, text=True, timeout=120)
-        ck.check(c.returncode == 0 and m is not None and " %s answered once each" % m.group(1) in c.stdout,
-                 "slow consumer: what was answered is right, once each (%s)" % c.stdout.strip()[-200:])
-        # The sensor-ingest variant: 1472-byte records as rows, every byte read; the sum of all
-        # their bytes is the generator's, the odd datagram and the other port dropped and counted.
-        rec = os.path.join(d, "records.pcap")
-        g = subprocess.run([sys.executable, CLIENT, "records", "--out", rec, "--count", "600"],
-                           capture_output=True, text=True, check=True, timeout=120)
-        want = re.search(r"(\d+) records, sum (\d+)", g.stdout).groups()
-        r, _ = infer(d, "records", rec, "--mode", "records", "--batch-rows", "32", "--max-packets", "602")
-        print(r.stdout.strip())
-        m = re.search(r"(\d+) records, (\d+) bytes read, their sum (\d+)", r.stdout)
-        ck.check(r.returncode == 0 and m is not None and m.group(1) == want[0] and m.group(3) == want[1] and
-                 int(m.group(2)) == 1472 * int(want[0]), "records: every record, every byte (%s; want %s)" %
-                 (m.group(0) if m else r.stdout[-200:], want))
-        ck.check("0 answered, 1 malformed requests, 1 not requests" in r.stdout and "conserved; pools full" in r.stdout,
-                 "records: consumed, the others dropped and counted, conservation")
+        python_example(ck, d, req, n, "cuda-batch" if a.gpu else "host")
+    if batches:
+        batch_modes(ck, d, req, n, ["cuda-batch"] if a.gpu else ["host"])
     if not a.gpu:
         # Bad options and model files: exit 2, one line.
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],

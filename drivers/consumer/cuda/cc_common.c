@@ -36,6 +36,12 @@ cc_ordinal(int16_t gpu)
 int
 cc_create(struct gnio_consumer *c)
 {
+	return cc_create_for(c, true);
+}
+
+int
+cc_create_for(struct gnio_consumer *c, bool kernels)
+{
 	int ordinal = cc_ordinal(c->gpu_id);
 	uint32_t n = c->nb_qs;
 	struct ccuda *x;
@@ -46,7 +52,7 @@ cc_create(struct gnio_consumer *c)
 				"(gnio_cudaN), and rte_gpu %d is not one", c->gpu_id);
 		return -ENODEV;
 	}
-	if (c->kernel == NULL && (c->handler == NULL || c->handler->cuda == NULL)) {
+	if (kernels && c->kernel == NULL && (c->handler == NULL || c->handler->cuda == NULL)) {
 		snprintf(c->error, sizeof(c->error), "handler %s has no GPU code",
 				c->handler != NULL ? c->handler->name : "(none)");
 		return -ENOTSUP;

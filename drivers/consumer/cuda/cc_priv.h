@@ -82,10 +82,14 @@ struct ccuda {
 	uint32_t *wd_seq;
 	uint64_t *wd_since;
 	bool launched;            /* persistent mode: the kernel is running */
+	void *batch;              /* cuda-batch: its own state (cc_batch.c) */
 };
 
 /* Create what every mode needs (the runtime, the registered block). 0 or -errno. */
 int cc_create(struct gnio_consumer *c);
+
+/* The same, for a mode that runs no kernel of the handler's (@p kernels false: cuda-batch). */
+int cc_create_for(struct gnio_consumer *c, bool kernels);
 
 /* Free it. */
 void cc_destroy(struct gnio_consumer *c);
@@ -131,5 +135,6 @@ extern const struct gnio_consumer_ops gnio_cc_burst_ops;
 extern const struct gnio_consumer_ops gnio_cc_graph_ops;
 extern const struct gnio_consumer_ops gnio_cc_staged_ops;
 extern const struct gnio_consumer_ops gnio_cc_kernel_ops;
+extern const struct gnio_consumer_ops gnio_cc_batch_ops;    /* built with DLPack only */
 
 #endif /* GNIO_CC_PRIV_H */

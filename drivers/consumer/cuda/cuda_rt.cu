@@ -195,6 +195,40 @@ gnio_cuda_rt_stage_launch(gnio_cuda_rt *rt, const struct gnio_cuda_kernels *k, v
 	return 0;
 }
 
+extern "C" void
+gnio_cuda_rt_stage_dev(gnio_cuda_rt *rt, uint32_t s, uint8_t **dbuf, void **stream, int *ordinal)
+{
+	*dbuf = rt->stages[s].d_buf;
+	*stream = (void *)rt->stages[s].stream;
+	*ordinal = rt->ordinal;
+}
+
+extern "C" int
+gnio_cuda_rt_stage_to_dev(gnio_cuda_rt *rt, uint32_t s, size_t off, size_t bytes, char *err,
+		size_t len)
+{
+	rt_stage *st = &rt->stages[s];
+
+	RT_CHECK(cudaSetDevice(rt->ordinal), "cudaSetDevice");
+	RT_CHECK(cudaMemcpyAsync(st->d_buf + off, st->h_buf + off, bytes, cudaMemcpyHostToDevice,
+			st->stream), "cudaMemcpyAsync (rows in)");
+	return 0;
+}
+
+extern "C" int
+gnio_cuda_rt_stage_to_host(gnio_cuda_rt *rt, uint32_t s, size_t off, size_t bytes, char *err,
+		size_t len)
+{
+	rt_stage *st = &rt->stages[s];
+
+	if (bytes != 0)
+		RT_CHECK(cudaMemcpyAsync(st->h_buf + off, st->d_buf + off, bytes,
+				cudaMemcpyDeviceToHost, st->stream), "cudaMemcpyAsync (results out)");
+	RT_CHECK(cudaEventRecord(st->done, st->stream), "cudaEventRecord");
+	rt->launches++;
+	return 0;
+}
+
 /* A stream or event query: 0 finished, 1 still running, -EIO with the error named in err. */
 static int
 rt_query_result(cudaError_t e, char *err, size_t len)

@@ -88,6 +88,27 @@ int gnio_cuda_rt_stage_launch(struct gnio_cuda_rt *rt, const struct gnio_cuda_ke
 		void *state, uint32_t s, uint32_t nb, size_t bytes, uint16_t rx_port, uint16_t tx_port,
 		char *err, size_t len);
 
+/**
+ * Stage @p s, for a caller that queues its own work (cuda-batch): its device
+ * buffer, its stream (a cudaStream_t) and the CUDA device's ordinal.
+ */
+void gnio_cuda_rt_stage_dev(struct gnio_cuda_rt *rt, uint32_t s, uint8_t **dbuf, void **stream,
+		int *ordinal);
+
+/**
+ * Stage @p s: make its device current on the calling thread, then queue the
+ * copy of @p bytes at @p off of its host buffer to its device buffer. 0 or -EIO.
+ */
+int gnio_cuda_rt_stage_to_dev(struct gnio_cuda_rt *rt, uint32_t s, size_t off, size_t bytes,
+		char *err, size_t len);
+
+/**
+ * Stage @p s: queue the copy of @p bytes at @p off of its device buffer back
+ * to its host buffer, then record the stage's event. 0 or -EIO.
+ */
+int gnio_cuda_rt_stage_to_host(struct gnio_cuda_rt *rt, uint32_t s, size_t off, size_t bytes,
+		char *err, size_t len);
+
 /** Stage @p s: 0 finished, 1 still running, -EIO when it failed (err names the error). */
 int gnio_cuda_rt_stage_query(struct gnio_cuda_rt *rt, uint32_t s, char *err, size_t len);
 

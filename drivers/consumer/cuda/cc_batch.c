@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * "cuda-batch": batch handlers (<gnio/gnio_batch.h>) on kDLCUDA tensors. A
+ * worker lcore takes each item in order, runs the handler's row() on its
+ * packets into a stage's pinned buffer, queues the rows' copy to the stage's
+ * GPU memory on the stage's stream, and hands them to batch() as a DLPack
+ * tensor on the GPU with that stream; batch() queues its work there and
+ * returns, gnio queues the result's copy back and the stage's event. When
+ * the event is reached (up to CC_STAGES batches in flight, finished in
+ * order), answer() turns each packet into its answer and the item is DONE.
+ * A stage is used again once its event was reached and its input tensor
+ * given back (the deleter may run later than batch(), e.g. when a Python
+ * framework lets its tensor go).
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include <rte_common.h>
+#include <rte_malloc.h>
+
+#include "batch_priv.h"
+#include "cc_priv.h"
+#include "gnio_config.h"
+
+/* One stage as this mode sees it; its buffers, stream and event are the runtime's. */
+struct ccb_stage {
+	DLManagedTensor t;     /* the rows handed out (the stage's device buffer) */
+	int64_t shape[2];
+	int64_t oshape[2];
+	DLTensor out;
+	int32_t *at;           /* [max_pkts]: each packet's row, or -1 */
+	uint32_t q, seq, nb, n;
+	int r;                 /* what batch() returned */
+	uint32_t held;         /* its input tensor not given back yet (any thread gives it back) */
+};
+
+struct ccb {
+	const struct gnio_batch_handler *h;
+	size_t isz, osz, out_off;
+	struct ccb_stage st[CC_STAGES];
+};
+
+static void
+ccb_delete(DLManagedTensor *t)
+{
+	struct ccb_stage *st = t->manager_ctx;
+
+	gnio_batch_given_back();
+	__atomic_store_n(&st->held, 0, __ATOMIC_RELEASE);
+}
+
+static int
+ccb_create(struct gnio_consumer *c)
+{
+	const struct gnio_batch_handler *h = c->handler != NULL ? c->handler->batch : NULL;
+	struct ccuda *x;
+	struct ccb *b;
+	int ret;
+
+	if (h == NULL) {
+		snprintf(c->error, sizeof(c->error), "handler %s is not a batch handler (cuda-batch runs "
+				"those of <gnio/gnio_batch.h>)", c->handler != NULL ? c->handler->name : "(none)");
+		return -ENOTSUP;
+	}
+	ret = cc_create_for(c, false);
+	if (ret != 0)
+		return ret;
+	x = c->priv;
+	b = rte_zmalloc("gnio_ccb", sizeof(*b), RTE_CACHE_LINE_SIZE);
+	if (b == NULL)
+		return -ENOMEM;
+	x->batch = b;
+	for (uint32_t i = 0; i < c->nb_qs; i++)
+		x->max_pkts = RTE_MAX(x->max_pkts, gnio_burstq_dev(c->qs[i])->max_pkts);
+	b->h = h;
+	b->isz = gnio_batch_elem_bytes(h->in_dtype) * h->in_cols;
+	b->osz = gnio_batch_elem_bytes(h->out_dtype) * h->out_cols;
+	b->out_off = RTE_ALIGN_CEIL((size_t)x->max_pkts * b->isz, 256);
+	for (uint32_t s = 0; s < CC_STAGES; s++) {
+		b->st[s].at = rte_zmalloc("gnio_ccb", sizeof(int32_t) * x->max_pkts, 0);
+		if (b->st[s].at == NULL)
+			return -ENOMEM;
+	}
+	x->stage_cap = b->out_off + (size_t)x->max_pkts * b->osz;
+	return gnio_cuda_rt_stage_create(x->rt, CC_STAGES, x->max_pkts, x->stage_cap, c->error,
+			sizeof(c->error));
+}
+
+static int
+ccb_start(struct gnio_consumer *c)
+{
+	struct ccuda *x = c->priv;
+	struct ccb *b = x->batch;
+
+	cc_start(c);
+	x->stage_head = 0;
+	x->stage_used = 0;
+	for (uint32_t s = 0; s < CC_STAGES; s++)
+		if (__atomic_load_n(&b->st[s].held, __ATOMIC_ACQUIRE) != 0) {
+			snprintf(c->error, sizeof(c->error), "a batch's input tensor of the last run was "
+					"not given back (its deleter not called)");
+			return -EBUSY;
+		}
+	return 0;
+}
+
+/* Item @p seq of queue @p q into stage @p s: rows, their copy, batch(), the result's copy. */
+static int
+ccb_launch(struct gnio_consumer *c, struct ccuda *x, struct ccb *b, uint32_t s, uint32_t q,
+		uint32_t seq, char *err, size_t len)
+{
+	struct gnio_bq_dev *d = x->qs[q];
+	uint32_t slot = seq & (d->nb_items - 1);
+	const struct gnio_comm_item *it = &d->items[slot];
+	uint16_t rx_port = d->item_port[slot];
+	uint16_t tx_port = c->fwd != NULL && rx_port < GNIO_MAX_PORTS ? c->fwd[rx_port] : rx_port;
+	struct ccb_stage *st = &b->st[s];
+	uint8_t *hbuf, *dbuf;
+	uint32_t *desc;
+	uint16_t *verd;
+	void *stream;
+	size_t cap;
+	int ord, ret;
+
+	gnio_cuda_rt_stage_host(x->rt, s, &hbuf, &cap, &desc, &verd);
+	gnio_cuda_rt_stage_dev(x->rt, s, &dbuf, &stream, &ord);
+	st->q = q;
+	st->seq = seq;
+	st->nb = it->num_pkts;
+	st->r = 0;
+	st->n = gnio_batch_rows(b->h, it->mbufs, st->nb, rx_port, tx_port,
+			d->verdicts + (size_t)slot * d->max_pkts, c->state, hbuf, st->at);
+	if (st->n != 0) {
+		struct gnio_batch gb = { .in = &st->t, .out = &st->out, .stream = stream };
+
+		ret = gnio_cuda_rt_stage_to_dev(x->rt, s, 0, (size_t)st->n * b->isz, err, len);
+		if (ret != 0)
+			return ret;
+		st->shape[0] = st->n;
+		st->shape[1] = b->h->in_cols;
+		st->oshape[0] = st->n;
+		st->oshape[1] = b->h->out_cols;
+		st->t = (DLManagedTensor){
+			.dl_tensor = { .data = dbuf, .device = { kDLCUDA, ord }, .ndim = 2,
+				.dtype = b->h->in_dtype, .shape = st->shape },
+			.manager_ctx = st, .deleter = ccb_delete,
+		};
+		st->out = (DLTensor){ .data = dbuf + b->out_off, .device = { kDLCUDA, ord }, .ndim = 2,
+			.dtype = b->h->out_dtype, .shape = st->oshape };
+		__atomic_store_n(&st->held, 1, __ATOMIC_RELAXED);
+		gb.seq = gnio_batch_handed(st->n);
+		st->r = b->h->batch(&gb, c->state);
+		gnio_batch_returned(st->r);
+	}
+	/* The event marks the stage's buffers free again (also after a failed batch()). */
+	ret = gnio_cuda_rt_stage_to_host(x->rt, s, b->out_off, st->n != 0 && st->r == 0 ?
+			(size_t)st->n * b->osz : 0, err, len);
+	if (ret != 0)
+		return ret;
+	x->stage_used++;
+	return 0;
+}
+
+/* The oldest stage's event was reached: answer its packets from the result, the item DONE. */
+static void
+ccb_finish(struct gnio_consumer *c, struct ccuda *x, struct ccb *b)
+{
+	struct ccb_stage *st = &b->st[x->stage_head];
+	struct gnio_bq_dev *d = x->qs[st->q];
+	uint32_t slot = st->seq & (d->nb_items - 1);
+	const struct gnio_comm_item *it = &d->items[slot];
+	uint16_t rx_port = d->item_port[slot];
+	uint16_t tx_port = c->fwd != NULL && rx_port < GNIO_MAX_PORTS ? c->fwd[rx_port] : rx_port;
+	uint8_t *hbuf;
+	uint32_t *desc;
+	uint16_t *verd;
+	size_t cap;
+
+	gnio_cuda_rt_stage_host(x->rt, x->stage_head, &hbuf, &cap, &desc, &verd);
+	d->item_uniform[slot] = gnio_batch_answers(b->h, it->mbufs, st->nb, rx_port, tx_port,
+			d->verdicts + (size_t)slot * d->max_pkts, c->state, hbuf + b->out_off, st->at,
+			st->r);
+	gnio_shm_status_release(it->status_h, GNIO_BQ_DONE);
+	x->stage_head = (x->stage_head + 1) % CC_STAGES;
+	x->stage_used--;
+}
+
+/* Worker lcore: finish what is done, in order, then fill the free stages. */
+static unsigned int
+ccb_step(struct gnio_consumer *c)
+{
+	struct ccuda *x = c->priv;
+	struct ccb *b = x->batch;
+	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
+	unsigned int n = 0;
+	char err[sizeof(c->error)];
+	bool more = true;
+	int r;
+
+	if (gnio_shm_flag_load(&x->failed) != 0)
+		return 0;
+	while (x->stage_used != 0) {
+		r = gnio_cuda_rt_stage_query(x->rt, x->stage_head, err, sizeof(err));
+		if (r == 1)
+			break;
+		if (r < 0) {
+			CC_LOG(ERR, "batch copy or batch work: %s", err);
+			gnio_shm_flag_store(&x->failed, 1);
+			return n;
+		}
+		ccb_finish(c, x, b);
+		n++;
+	}
+	if (quit == GNIO_QUIT_NOW) {
+		if (x->stage_used == 0)
+			gnio_shm_flag_store(&x->drained, 2);
+		return n;
+	}
+	while (more && x->stage_used < CC_STAGES) {
+		more = false;
+		for (uint32_t i = 0; i < c->nb_qs && x->stage_used < CC_STAGES; i++) {
+			struct gnio_bq_dev *d = x->qs[i];
+			uint32_t s = (x->stage_head + x->stage_used) % CC_STAGES, mine = 0;
+
+			/* Its input tensor still out: wait until the application gives it back. */
+			if (__atomic_load_n(&b->st[s].held, __ATOMIC_ACQUIRE) != 0)
+				return n;
+			for (uint32_t k = 0; k < x->stage_used; k++)
+				mine += b->st[(x->stage_head + k) % CC_STAGES].q == i;
+			if (mine + 1 >= d->nb_items)
+				continue;
+			if (gnio_shm_status_acquire(d->items[x->hcons[i] & (d->nb_items - 1)].status_h) !=
+					GNIO_BQ_READY)
+				continue;
+			r = ccb_launch(c, x, b, s, i, x->hcons[i], err, sizeof(err));
+			if (r < 0) {
+				CC_LOG(ERR, "%s", err);
+				gnio_shm_flag_store(&x->failed, 1);
+				return n;
+			}
+			x->hcons[i]++;
+			more = true;
+			n++;
+		}
+	}
+	if (quit == GNIO_QUIT_DRAIN && n == 0 && x->stage_used == 0 && cc_all_taken(c, x->hcons))
+		gnio_shm_flag_store(&x->drained, 1);
+	return n;
+}
+
+static void
+ccb_destroy(struct gnio_consumer *c)
+{
+	struct ccuda *x = c->priv;
+	struct ccb *b = x != NULL ? x->batch : NULL;
+
+	if (b != NULL) {
+		for (uint32_t s = 0; s < CC_STAGES; s++)
+			rte_free(b->st[s].at);
+		rte_free(b);
+		x->batch = NULL;
+	}
+	cc_destroy(c);
+}
+
+const struct gnio_consumer_ops gnio_cc_batch_ops = {
+	.name = "cuda-batch",
+	.help = "batch handlers on kDLCUDA tensors: rows copied to GPU memory, batch() on a stream",
+	.gpu = true,
+	.copies = true,
+	.host_state = true,
+	.create = ccb_create,
+	.start = ccb_start,
+	.step = ccb_step,
+	.stop = cc_stop_stepped,
+	.poll = cc_poll,
+	.stats = cc_stats,
+	.destroy = ccb_destroy,
+};
