@@ -173,6 +173,7 @@ main(int argc, char **argv)
 		sep++;
 	parse(argc - sep, argv + sep, &o);
 	load_model(o.model, &st.m);
+	infer_model_from(&st.m, &st.t);
 	st.udp_port = o.udp_port;
 	eal_argc = sep;
 	eal_argv = gnio_app_eal_args(&eal_argc, argv);

@@ -47,8 +47,12 @@ infer_batch(struct gnio_batch *b, void *state)
 		return -ENOTSUP;
 #endif
 	}
-	for (int64_t r = 0; r < in->shape[0]; r++)
-		infer_mlp_run(&st->m, (const uint8_t *)in->data + r * INFER_IN, out + r * INFER_OUT);
+	for (int64_t r = 0; r < in->shape[0]; r++) {
+		float x[INFER_IN];
+
+		infer_px_in((const uint8_t *)in->data + r * INFER_IN, x);
+		INFER_MLP_CPU(&st->t, x, out + r * INFER_OUT);
+	}
 	b->in->deleter(b->in);
 	return 0;
 }

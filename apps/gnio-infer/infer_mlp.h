@@ -39,13 +39,40 @@ struct infer_mlp {
 	float b2[INFER_OUT];
 };
 
-/* The handler's state: the UDP port it answers on, then the model. */
+/*
+ * The same weights as the handlers run them: the layers' matrices transposed
+ * ([input][unit]), so that the units of one input lie side by side.
+ */
+struct infer_model {
+	float w1t[INFER_IN][INFER_HID];
+	float b1[INFER_HID];
+	float w2t[INFER_HID][INFER_OUT];
+	float b2[INFER_OUT];
+};
+
+/* The handler's state: the UDP port it answers on, then the model (as in the file, and as run). */
 struct infer_state {
 	uint32_t udp_port;
 	uint32_t pad[9];
 	uint64_t records, record_bytes, record_sum;   /* --mode records: what was taken in */
 	struct infer_mlp m;
+	struct infer_model t;
 };
+
+/* The model as the handlers run it, from the file's. */
+static inline void
+infer_model_from(const struct infer_mlp *m, struct infer_model *t)
+{
+	for (uint32_t j = 0; j < INFER_HID; j++) {
+		for (uint32_t i = 0; i < INFER_IN; i++)
+			t->w1t[i][j] = m->w1[j][i];
+		t->b1[j] = m->b1[j];
+		for (uint32_t k = 0; k < INFER_OUT; k++)
+			t->w2t[j][k] = m->w2[k][j];
+	}
+	for (uint32_t k = 0; k < INFER_OUT; k++)
+		t->b2[k] = m->b2[k];
+}
 
 #ifdef GNIO_INFER_CUDA_BATCH
 #ifdef __cplusplus
@@ -64,30 +91,77 @@ int infer_records_cuda(const uint8_t *rec, uint64_t *sum, uint32_t rows, uint32_
 #endif
 #endif
 
-/* The scores of 64 pixels; returns the class (the first highest score). */
+/*
+ * The scores of 64 pixels @p x (as floats); returns the class (the first
+ * highest score). Each unit sums from its bias over its inputs in order, one
+ * fmaf() each; the loops run over the units innermost, so that a CPU does
+ * several units at once (and a GPU thread keeps them in registers) without
+ * changing any unit's order.
+ */
 GNIO_HD static inline uint32_t
-infer_mlp_run(const struct infer_mlp *m, const uint8_t *px, float score[INFER_OUT])
+infer_mlp_run(const struct infer_model *m, const float x[INFER_IN], float score[INFER_OUT])
 {
 	float h[INFER_HID];
 	uint32_t best = 0;
 
-	for (uint32_t j = 0; j < INFER_HID; j++) {
-		float a = m->b1[j];
-
-		for (uint32_t i = 0; i < INFER_IN; i++)
-			a = fmaf(m->w1[j][i], (float)px[i], a);
-		h[j] = a > 0.0f ? a : 0.0f;
-	}
-	for (uint32_t k = 0; k < INFER_OUT; k++) {
-		float a = m->b2[k];
-
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+	for (uint32_t j = 0; j < INFER_HID; j++)
+		h[j] = m->b1[j];
+	for (uint32_t i = 0; i < INFER_IN; i++) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
 		for (uint32_t j = 0; j < INFER_HID; j++)
-			a = fmaf(m->w2[k][j], h[j], a);
-		score[k] = a;
-		if (a > score[best])
-			best = k;
+			h[j] = fmaf(m->w1t[i][j], x[i], h[j]);
 	}
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+	for (uint32_t j = 0; j < INFER_HID; j++)
+		h[j] = h[j] > 0.0f ? h[j] : 0.0f;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+	for (uint32_t k = 0; k < INFER_OUT; k++)
+		score[k] = m->b2[k];
+	for (uint32_t j = 0; j < INFER_HID; j++) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+		for (uint32_t k = 0; k < INFER_OUT; k++)
+			score[k] = fmaf(m->w2t[j][k], h[j], score[k]);
+	}
+	for (uint32_t k = 1; k < INFER_OUT; k++)
+		if (score[k] > score[best])
+			best = k;
 	return best;
+}
+
+/*
+ * The model on the CPU: infer_mlp_run() built for CPUs with FMA instructions
+ * too (fmaf inlined, the units vectorised) and picked at load time (infer_cpu.c);
+ * fmaf is correctly rounded either way, so the scores are the same to the bit.
+ * A harness built from this header alone defines INFER_MLP_CPU infer_mlp_run.
+ */
+#ifndef INFER_MLP_CPU
+#define INFER_MLP_CPU infer_mlp_cpu
+#ifdef __cplusplus
+extern "C"
+#endif
+uint32_t infer_mlp_cpu(const struct infer_model *m, const float x[INFER_IN], float score[INFER_OUT]);
+#endif
+
+/* Pixels to the model's input. */
+GNIO_HD static inline void
+infer_px_in(const uint8_t *px, float x[INFER_IN])
+{
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+	for (uint32_t i = 0; i < INFER_IN; i++)
+		x[i] = (float)px[i];
 }
 
 /* Swap @p n bytes at @p a and @p b. */
@@ -128,15 +202,42 @@ infer_udp_to(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *
 }
 
 /*
+ * The 64 bytes at @p src into @p dst. On a GPU the bytes are in packet memory,
+ * possibly across PCIe, and each load is a round trip: five aligned 16-byte
+ * loads, issued together, instead of 64 one-byte ones (an aligned 16 bytes
+ * that holds a byte of the packet lies on that byte's page; what lies beyond
+ * the 64 bytes is not used).
+ */
+GNIO_HD static inline void
+infer_px_fetch(const uint8_t *src, uint8_t dst[INFER_IN])
+{
+#ifdef __CUDA_ARCH__
+	uintptr_t a = (uintptr_t)src, base = a & ~(uintptr_t)15, sh = a - base;
+	uint4 c[5];
+	const uint8_t *b = (const uint8_t *)c;
+
+#pragma unroll
+	for (int k = 0; k < 5; k++)
+		c[k] = ((const uint4 *)base)[k];
+#pragma unroll
+	for (uint32_t i = 0; i < INFER_IN; i++)
+		dst[i] = b[sh + i];
+#else
+	memcpy(dst, src, INFER_IN);
+#endif
+}
+
+/*
  * Is @p pk a request on @p st->udp_port? 0, with where its IPv4 header is (@p l3)
- * and how long (@p ihl); else its verdict: a malformed request dropped as
- * such, anything else dropped as not handled.
+ * and how long (@p ihl), and its pixels in @p px; else its verdict: a
+ * malformed request dropped as such, anything else dropped as not handled.
  */
 GNIO_HD static inline uint16_t
-infer_request(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out, uint32_t *ihl_out)
+infer_request_px(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out,
+		uint32_t *ihl_out, uint8_t px[INFER_IN])
 {
 	const uint8_t *p = pk->data, *u;
-	uint32_t l3 = 0, ihl = 0;
+	uint32_t l3 = 0, ihl = 0, over = 0;
 	uint16_t v = infer_udp_to(st, pk, &l3, &ihl);
 
 	if (v != 0)
@@ -146,12 +247,23 @@ infer_request(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t 
 	if (gnio_ld_be16(u + 4) != 8 + INFER_REQ_LEN || gnio_ld_be16(p + l3 + 2) != ihl + 8 + INFER_REQ_LEN ||
 			pk->len < l3 + ihl + 8 + INFER_REQ_LEN)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	infer_px_fetch(u + 12, px);
 	for (uint32_t i = 0; i < INFER_IN; i++)
-		if (u[12 + i] > 16)
-			return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+		over |= px[i] > 16;
+	if (over)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	*l3_out = l3;
 	*ihl_out = ihl;
 	return 0;
+}
+
+/* infer_request_px() without the pixels. */
+GNIO_HD static inline uint16_t
+infer_request(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out, uint32_t *ihl_out)
+{
+	uint8_t px[INFER_IN];
+
+	return infer_request_px(st, pk, l3_out, ihl_out, px);
 }
 
 /* The request's pixels (infer_request() said where its headers are). */
@@ -213,13 +325,20 @@ infer_answer(struct gnio_pkt *pk, uint32_t l3, uint32_t ihl, uint32_t cls, const
 GNIO_HD static inline uint16_t
 infer_on_packet(const struct infer_state *st, struct gnio_pkt *pk)
 {
-	float score[INFER_OUT];
+	float score[INFER_OUT], x[INFER_IN];
+	uint8_t px[INFER_IN];
 	uint32_t l3 = 0, ihl = 0, cls;
-	uint16_t v = infer_request(st, pk, &l3, &ihl);
+	uint16_t v = infer_request_px(st, pk, &l3, &ihl, px);
 
 	if (v != 0)
 		return v;
-	cls = infer_mlp_run(&st->m, infer_pixels(pk, l3, ihl), score);
+	/* The pixels read once (on a GPU, each read of packet memory may cross PCIe). */
+	infer_px_in(px, x);
+#ifdef __CUDA_ARCH__
+	cls = infer_mlp_run(&st->t, x, score);
+#else
+	cls = INFER_MLP_CPU(&st->t, x, score);
+#endif
 	return infer_answer(pk, l3, ihl, cls, score);
 }
 

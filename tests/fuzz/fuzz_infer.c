@@ -17,6 +17,8 @@
 
 #include "fuzz_must.h"
 
+/* The model as infer_mlp.h has it, without gnio-infer's CPU clones (infer_cpu.c). */
+#define INFER_MLP_CPU infer_mlp_run
 #include "infer_mlp.h"
 
 static struct infer_state st;
@@ -42,6 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t k = 0; k < INFER_OUT; k++)
 			for (uint32_t j = 0; j < INFER_HID; j++)
 				st.m.w2[k][j] = (float)((int)((k * 5 + j) % 9) - 4) / 8.0f;
+		infer_model_from(&st.m, &st.t);
 	}
 	memcpy(p, data, size);
 	memcpy(was, data, size);
@@ -74,7 +77,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(gnio_csum_fold32(sum16(p + l3, ihl, 0)) == 0xffff);
 		must(gnio_csum_fold32(sum16(u, 8 + INFER_RESP_LEN,
 				sum16(p + l3 + 12, 8, GNIO_IPPROTO_UDP + 8 + INFER_RESP_LEN))) == 0xffff);
-		cls = infer_mlp_run(&st.m, ru + 12, score);
+		{
+			float x[INFER_IN];
+
+			infer_px_in(ru + 12, x);
+			cls = infer_mlp_run(&st.t, x, score);
+		}
 		must(u[12] == cls && u[13] == 0 && u[14] == 0 && u[15] == 0);
 		must(memcmp(u + 16, score, sizeof(score)) == 0);
 	}
