@@ -3,7 +3,8 @@
  * gnio-infer's sensor-ingest variant (--mode records): the handler "records",
  * a gnio batch handler. Each UDP datagram of exactly 1472 bytes (one per
  * 1500-byte frame) to the port is a record, a row of a uint8 tensor of 1472
- * columns; the batch function reads every byte of every row (a sum per
+ * columns cut from the packet as it is (row_at(): on cuda-batch the GPU
+ * copies it straight from packet memory); the batch function reads every byte of every row (a sum per
  * record, the input a model or an FFT would take) into a uint64 result, on
  * the CPU (kDLCPU rows, host consumer) or the GPU (kDLCUDA, cuda-batch: a
  * kernel on the batch's stream); each record's sum is then added to the
@@ -20,8 +21,9 @@
 
 #define RECORD_BYTES 1472u
 
+/* A record: where it lies in the packet (the batch's row is copied from there). */
 static uint16_t
-record_row(struct gnio_pkt *pk, void *row, void *state)
+record_at(struct gnio_pkt *pk, uint32_t *off, void *state)
 {
 	const uint8_t *u;
 	uint32_t l3 = 0, ihl = 0;
@@ -32,7 +34,7 @@ record_row(struct gnio_pkt *pk, void *row, void *state)
 	u = pk->data + l3 + ihl;
 	if (gnio_ld_be16(u + 4) != 8 + RECORD_BYTES || pk->len < l3 + ihl + 8 + RECORD_BYTES)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	memcpy(row, u + 8, RECORD_BYTES);
+	*off = l3 + ihl + 8;
 	return 0;
 }
 
@@ -83,7 +85,7 @@ record_done(struct gnio_pkt *pk, const void *out_row, void *state)
 static const struct gnio_batch_handler records_handler = {
 	.in_dtype = { kDLUInt, 8, 1 }, .in_cols = RECORD_BYTES,
 	.out_dtype = { kDLUInt, 64, 1 }, .out_cols = 1,
-	.row = record_row, .batch = record_batch, .answer = record_done,
+	.batch = record_batch, .answer = record_done, .row_at = record_at,
 };
 
 GNIO_BATCH_HANDLER(records_h, "records", "gnio-infer: 1472-byte sensor records into batches, "

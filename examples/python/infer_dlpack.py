@@ -62,7 +62,8 @@ HOST_ITEM = C.CFUNCTYPE(C.c_uint32, C.c_void_p, C.c_uint32, C.c_uint16, C.c_uint
 
 class GnioBatchHandler(C.Structure):
     _fields_ = [("in_dtype", DLDataType), ("in_cols", C.c_uint32), ("out_dtype", DLDataType),
-                ("out_cols", C.c_uint32), ("row", ROW), ("batch", BATCH), ("answer", ANSWER)]
+                ("out_cols", C.c_uint32), ("row", ROW), ("batch", BATCH), ("answer", ANSWER),
+                ("row_at", C.c_void_p)]
 
 
 class GnioHandler(C.Structure):

@@ -22,7 +22,9 @@
  *   lcore, stream NULL.
  * - "cuda-batch": GPU memory (kDLCUDA, the CUDA device of the pipeline's
  *   GPU). The worker lcore runs row() into pinned memory and copies the rows
- *   to the GPU on a CUDA stream (gnio_batch.stream); batch() queues its work
+ *   to the GPU on a CUDA stream (gnio_batch.stream), or, for a handler with
+ *   row_at(), a kernel on that stream copies each record from packet memory
+ *   (pinned, registered with the GPU) into its row; batch() queues its work
  *   on that stream (or waits for it) and returns; gnio copies the result
  *   back on the same stream and answers once it is there. Several batches
  *   are in flight at once, answered in order. The handler's state is host
@@ -74,7 +76,7 @@ struct gnio_batch_handler {
 	/**
 	 * Packet @p pkt as a row: write its in_cols elements at @p row and return
 	 * 0; or return its verdict, a drop (gnio_verdict_drop()) or a port to send
-	 * it to as it is: it is then no row.
+	 * it to as it is: it is then no row. NULL when row_at is given.
 	 */
 	uint16_t (*row)(struct gnio_pkt *pkt, void *row, void *state);
 	/**
@@ -85,6 +87,16 @@ struct gnio_batch_handler {
 	int (*batch)(struct gnio_batch *b, void *state);
 	/** Packet @p pkt's answer, from @p out_row (its row of the result): its verdict. */
 	uint16_t (*answer)(struct gnio_pkt *pkt, const void *out_row, void *state);
+	/**
+	 * Instead of row() (which is then NULL): the row is a record cut from the
+	 * packet, the in_cols elements at pkt->data + *off, as they are. Return 0
+	 * with @p off set, or the packet's verdict as row() does. A record that
+	 * does not lie within the first segment is dropped (GNIO_DROP_MALFORMED).
+	 * On cuda-batch the GPU then copies the records straight from packet
+	 * memory into the batch tensor (the CPU only says where each is); on the
+	 * host consumer the CPU copies them.
+	 */
+	uint16_t (*row_at)(struct gnio_pkt *pkt, uint32_t *off, void *state);
 };
 
 /** Process-wide counts of batches. */

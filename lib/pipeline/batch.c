@@ -54,10 +54,33 @@ gnio_batch_rows(const struct gnio_batch_handler *h, void *const *mbufs, uint32_t
 
 	for (uint32_t i = 0; i < nb; i++) {
 		gnio_mbuf_pkt(mbufs[i], rx_port, tx_port, &pk, segs, GNIO_HOST_SEGS);
-		verdicts[i] = h->row(&pk, rows + (size_t)n * isz, state);
+		if (h->row_at != NULL) {
+			const uint8_t *src = gnio_batch_record(h, &pk, isz, &verdicts[i], state);
+
+			if (src != NULL)
+				memcpy(rows + (size_t)n * isz, src, isz);
+		} else {
+			verdicts[i] = h->row(&pk, rows + (size_t)n * isz, state);
+		}
 		at[i] = verdicts[i] == 0 ? (int32_t)n++ : -1;
 	}
 	return n;
+}
+
+const uint8_t *
+gnio_batch_record(const struct gnio_batch_handler *h, struct gnio_pkt *pk, size_t isz,
+		uint16_t *verdict, void *state)
+{
+	uint32_t off = 0;
+
+	*verdict = h->row_at(pk, &off, state);
+	if (*verdict != 0)
+		return NULL;
+	if (off > pk->len || pk->len - off < isz) {
+		*verdict = gnio_verdict_drop(GNIO_DROP_MALFORMED);
+		return NULL;
+	}
+	return pk->data + off;
 }
 
 uint64_t

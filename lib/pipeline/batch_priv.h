@@ -24,6 +24,13 @@ uint32_t gnio_batch_rows(const struct gnio_batch_handler *h, void *const *mbufs,
 		uint16_t rx_port, uint16_t tx_port, uint16_t *verdicts, void *state, uint8_t *rows,
 		int32_t *at);
 
+/*
+ * A row_at() handler's record in packet @p pk (@p isz bytes, within its first
+ * segment), or NULL with the packet's verdict in @p verdict.
+ */
+const uint8_t *gnio_batch_record(const struct gnio_batch_handler *h, struct gnio_pkt *pk, size_t isz,
+		uint16_t *verdict, void *state);
+
 /* A batch of @p n rows is handed out: counted; its sequence number (gnio_batch.seq). */
 uint64_t gnio_batch_handed(uint32_t n);
 

@@ -5,6 +5,8 @@
  * dtype and device; the answer of each packet from its own result row; a
  * batch() that fails drops its rows as the handler's and only them; every
  * input tensor given back; the counts; an item of no rows calls no batch().
+ * Records (row_at()): the rows are the bytes where it says, a record beyond
+ * the packet's first segment dropped as malformed.
  */
 #include <dlpack/dlpack.h>
 
@@ -72,6 +74,22 @@ static const struct gnio_batch_handler th = {
 	.row = t_row, .batch = t_batch, .answer = t_answer,
 };
 
+/* Records: bytes 8-11 of a packet whose first byte is even (12 and up: beyond the packet). */
+static uint16_t
+t_row_at(struct gnio_pkt *pk, uint32_t *off, void *state)
+{
+	(void)state;
+	if (pk->data[0] & 1)
+		return 7;
+	*off = pk->data[0] >= 12 ? 58 : 8;
+	return 0;
+}
+
+static const struct gnio_batch_handler th_at = {
+	.in_dtype = { kDLUInt, 8, 1 }, .in_cols = 4, .out_dtype = { kDLUInt, 32, 1 }, .out_cols = 1,
+	.batch = t_batch, .answer = t_answer, .row_at = t_row_at,
+};
+
 int
 main(int argc, char **argv)
 {
@@ -132,6 +150,31 @@ main(int argc, char **argv)
 	CHECK(gnio_batch_host_item(&th, (void *const *)m, NB, 0, 1, v, NULL) == (GNIO_ITEM_UNIFORM | 7));
 	gnio_batch_counts(&c);
 	CHECK(c.batches == c0.batches && c.failed == 1 && c.given_back == c.batches);
+	/* Records: packet i's bytes 8-11 are its row; packets 1 and 3 odd; 6 and up cut beyond the packet. */
+	for (int i = 0; i < NB; i++) {
+		uint8_t *d = rte_pktmbuf_mtod(m[i], uint8_t *);
+
+		memset(d, 0, 60);
+		d[0] = (uint8_t)(i == 1 || i == 3 ? 1 : 2 * i);
+		d[8] = (uint8_t)i;
+		d[9] = 1;
+	}
+	gnio_batch_counts(&c0);
+	r = gnio_batch_host_item(&th_at, (void *const *)m, NB, 0, 1, v, NULL);
+	gnio_batch_counts(&c);
+	CHECK(seen_rows == 4 && seen_ok && r == 0);
+	for (int i = 0; i < NB; i++) {
+		uint32_t got;
+
+		memcpy(&got, rte_pktmbuf_mtod(m[i], uint8_t *) + 4, 4);
+		if (i == 1 || i == 3)
+			CHECK(v[i] == 7);
+		else if (i >= 6)
+			CHECK(v[i] == gnio_verdict_drop(GNIO_DROP_MALFORMED));
+		else
+			CHECK(v[i] == 3 && got == (uint32_t)i + 1);
+	}
+	CHECK(c.rows - c0.rows == 4 && c.given_back == c.batches);
 	rte_pktmbuf_free_bulk(m, NB);
 	rte_mempool_free(mp);
 	return gnio_test_finish("test_batch");

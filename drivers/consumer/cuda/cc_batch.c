@@ -2,8 +2,10 @@
 /*
  * "cuda-batch": batch handlers (<gnio/gnio_batch.h>) on kDLCUDA tensors. A
  * worker lcore takes each item in order, runs the handler's row() on its
- * packets into a stage's pinned buffer, queues the rows' copy to the stage's
- * GPU memory on the stage's stream, and hands them to batch() as a DLPack
+ * packets into a stage's pinned buffer and queues the rows' copy to the
+ * stage's GPU memory on the stage's stream (or, for a row_at() handler, says
+ * where each record lies and a kernel on the stream copies them from packet
+ * memory, which is pinned and registered with the GPU), and hands them to batch() as a DLPack
  * tensor on the GPU with that stream; batch() queues its work there and
  * returns, gnio queues the result's copy back and the stage's event. When
  * the event is reached (up to CC_STAGES batches in flight, finished in
@@ -21,6 +23,7 @@
 #include "batch_priv.h"
 #include "cc_priv.h"
 #include "gnio_config.h"
+#include "gnio_mbuf.h"
 
 /* One stage as this mode sees it; its buffers, stream and event are the runtime's. */
 struct ccb_stage {
@@ -104,6 +107,31 @@ ccb_start(struct gnio_consumer *c)
 	return 0;
 }
 
+/*
+ * A row_at() handler's item: where each record lies (packet memory the GPU
+ * reaches), into the stage's pinned table @p src; the rows, as
+ * gnio_batch_rows() counts them.
+ */
+static uint32_t
+ccb_records(struct ccb *b, const struct gnio_comm_item *it, struct ccb_stage *st, uint16_t rx_port,
+		uint16_t tx_port, uint16_t *verdicts, void *state, uint64_t *src)
+{
+	struct gnio_seg segs[GNIO_HOST_SEGS];
+	struct gnio_pkt pk;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < st->nb; i++) {
+		const uint8_t *rec;
+
+		gnio_mbuf_pkt(((void *const *)it->mbufs)[i], rx_port, tx_port, &pk, segs, GNIO_HOST_SEGS);
+		rec = gnio_batch_record(b->h, &pk, b->isz, &verdicts[i], state);
+		st->at[i] = rec != NULL ? (int32_t)n : -1;
+		if (rec != NULL)
+			src[n++] = (uint64_t)(uintptr_t)rec;
+	}
+	return n;
+}
+
 /* Item @p seq of queue @p q into stage @p s: rows, their copy, batch(), the result's copy. */
 static int
 ccb_launch(struct gnio_consumer *c, struct ccuda *x, struct ccb *b, uint32_t s, uint32_t q,
@@ -128,12 +156,21 @@ ccb_launch(struct gnio_consumer *c, struct ccuda *x, struct ccb *b, uint32_t s, 
 	st->seq = seq;
 	st->nb = it->num_pkts;
 	st->r = 0;
-	st->n = gnio_batch_rows(b->h, it->mbufs, st->nb, rx_port, tx_port,
-			d->verdicts + (size_t)slot * d->max_pkts, c->state, hbuf, st->at);
+	if (b->h->row_at != NULL)
+		st->n = ccb_records(b, it, st, rx_port, tx_port, d->verdicts + (size_t)slot * d->max_pkts,
+				c->state, (uint64_t *)desc);
+	else
+		st->n = gnio_batch_rows(b->h, it->mbufs, st->nb, rx_port, tx_port,
+				d->verdicts + (size_t)slot * d->max_pkts, c->state, hbuf, st->at);
 	if (st->n != 0) {
 		struct gnio_batch gb = { .in = &st->t, .out = &st->out, .stream = stream };
 
-		ret = gnio_cuda_rt_stage_to_dev(x->rt, s, 0, (size_t)st->n * b->isz, err, len);
+		/* The rows: from the pinned buffer, or (records) from packet memory by the GPU. */
+		ret = gnio_cuda_rt_stage_to_dev(x->rt, s, 0, b->h->row_at != NULL ? 0 :
+				(size_t)st->n * b->isz, err, len);
+		if (ret == 0 && b->h->row_at != NULL)
+			ret = gnio_cuda_rt_gather((const uint64_t *)desc, dbuf, st->n, (uint32_t)b->isz,
+					stream, err, len);
 		if (ret != 0)
 			return ret;
 		st->shape[0] = st->n;
@@ -267,8 +304,7 @@ const struct gnio_consumer_ops gnio_cc_batch_ops = {
 	.name = "cuda-batch",
 	.help = "batch handlers on kDLCUDA tensors: rows copied to GPU memory, batch() on a stream",
 	.gpu = true,
-	.copies = true,
-	.host_state = true,
+	.host_state = true,     /* packet memory pinned: the CPU parses, the GPU may copy records */
 	.create = ccb_create,
 	.start = ccb_start,
 	.step = ccb_step,

@@ -109,6 +109,15 @@ int gnio_cuda_rt_stage_to_dev(struct gnio_cuda_rt *rt, uint32_t s, size_t off, s
 int gnio_cuda_rt_stage_to_host(struct gnio_cuda_rt *rt, uint32_t s, size_t off, size_t bytes,
 		char *err, size_t len);
 
+/**
+ * cuda-batch (cc_gather.cu): queue on @p stream the copy of @p rows records of
+ * @p row_bytes each, from the packet memory @p src (pinned: @p rows
+ * addresses the GPU reaches) into @p dst (device memory), one after
+ * another. 0 or -EIO.
+ */
+int gnio_cuda_rt_gather(const uint64_t *src, uint8_t *dst, uint32_t rows, uint32_t row_bytes, void *stream,
+		char *err, size_t len);
+
 /** Stage @p s: 0 finished, 1 still running, -EIO when it failed (err names the error). */
 int gnio_cuda_rt_stage_query(struct gnio_cuda_rt *rt, uint32_t s, char *err, size_t len);
 
