@@ -194,6 +194,8 @@ main(int argc, char **argv)
 		conf.rx.burst = (uint16_t)RTE_MIN(o.batch_rows, 32u);
 		conf.queue.flush_us = o.batch_us;
 	}
+	/* The GPU kernels read the model from shared memory (one copy a block). */
+	conf.consumer.state_shared = (uint32_t)offsetof(struct infer_state, m);
 	conf.rx.max_packets = o.max_packets;
 	conf.rx.rx_pps = o.rx_pps;
 	/* Benchmarks on net_null (copy=0): every packet of the pool a UDP/IPv4 datagram of LEN bytes. */

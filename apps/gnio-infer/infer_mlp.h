@@ -50,13 +50,17 @@ struct infer_model {
 	float b2[INFER_OUT];
 };
 
-/* The handler's state: the UDP port it answers on, then the model (as in the file, and as run). */
+/*
+ * The handler's state: the UDP port it answers on, then the model as run
+ * (what the GPU kernels keep in shared memory: the bytes before m), then as
+ * in the file (cuBLAS's layout).
+ */
 struct infer_state {
 	uint32_t udp_port;
 	uint32_t pad[9];
 	uint64_t records, record_bytes, record_sum;   /* --mode records: what was taken in */
-	struct infer_mlp m;
 	struct infer_model t;
+	struct infer_mlp m;
 };
 
 /* The model as the handlers run it, from the file's. */
@@ -332,25 +336,51 @@ infer_answer(struct gnio_pkt *pk, uint32_t l3, uint32_t ihl, uint32_t cls, const
  */
 GNIO_HD static inline uint16_t infer_on_local(const struct infer_state *st, struct gnio_pkt *pk);
 
+#ifdef __CUDACC__
+/* A packet's first bytes in a thread's memory (infer_on_packet()). */
+struct infer_local {
+	uint4 c[INFER_LOCAL_BYTES / 16 + 1];
+	uint4 *base;
+	uint32_t chunks;
+};
+
+/* Read packet @p pk's first bytes into @p l; @p lp describes them there. */
+__device__ static inline void
+infer_local_load(const struct gnio_pkt *pk, struct infer_local *l, struct gnio_pkt *lp)
+{
+	uintptr_t a = (uintptr_t)pk->data, base = a & ~(uintptr_t)15, sh = a - base;
+	uint32_t n = pk->len < INFER_LOCAL_BYTES ? pk->len : INFER_LOCAL_BYTES;
+
+	l->base = (uint4 *)base;
+	l->chunks = (uint32_t)(sh + n + 15) / 16;
+	for (uint32_t k = 0; k < l->chunks; k++)
+		l->c[k] = l->base[k];
+	*lp = *pk;
+	lp->data = (uint8_t *)l->c + sh;
+	lp->len = n;
+}
+
+/* Write them back. */
+__device__ static inline void
+infer_local_store(const struct infer_local *l)
+{
+	for (uint32_t k = 0; k < l->chunks; k++)
+		l->base[k] = l->c[k];
+}
+#endif
+
 GNIO_HD static inline uint16_t
 infer_on_packet(const struct infer_state *st, struct gnio_pkt *pk)
 {
 #ifdef __CUDA_ARCH__
-	uintptr_t a = (uintptr_t)pk->data, base = a & ~(uintptr_t)15, sh = a - base;
-	uint32_t n = pk->len < INFER_LOCAL_BYTES ? pk->len : INFER_LOCAL_BYTES;
-	uint32_t chunks = (uint32_t)(sh + n + 15) / 16;
-	uint4 c[INFER_LOCAL_BYTES / 16 + 1];
-	struct gnio_pkt lp = *pk;
+	struct infer_local l;
+	struct gnio_pkt lp;
 	uint16_t v;
 
-	for (uint32_t k = 0; k < chunks; k++)
-		c[k] = ((const uint4 *)base)[k];
-	lp.data = (uint8_t *)c + sh;
-	lp.len = n;
+	infer_local_load(pk, &l, &lp);
 	v = infer_on_local(st, &lp);
 	if (!gnio_verdict_is_drop(v))
-		for (uint32_t k = 0; k < chunks; k++)
-			((uint4 *)base)[k] = c[k];
+		infer_local_store(&l);
 	return v;
 #else
 	return infer_on_local(st, pk);

@@ -142,7 +142,15 @@ struct gnio_conf_consumer {
 	uint32_t cuda_warps;         /**< persistent kernel: worker warps per queue, 1..64; 0: 32 */
 	uint32_t cuda_backoff_ns;    /**< persistent kernel: a dispatcher's longest sleep between
 	                                  polls that found nothing; 0: it spins */
+	uint32_t state_shared;       /**< CUDA kernels: the first this many bytes of the handler's
+	                                  state (read only on the GPU: weights, tables) copied into
+	                                  each block's shared memory when it starts, the handler
+	                                  then given that copy; 0: none (the built-ins have
+	                                  theirs); at most GNIO_STATE_SHARED_MAX and the state's size */
 };
+
+/** The most bytes of a handler's state the CUDA kernels keep in shared memory (consumer.state_shared). */
+#define GNIO_STATE_SHARED_MAX 40960u
 
 /** Debugging and fault injection. */
 struct gnio_conf_debug {
@@ -184,7 +192,7 @@ size_t gnio_conf_size(void);
  * "queue.ring_items", "queue.flush_us", "queue.inline_bytes", "mem.mode" (host,
  * pinned, gpu, auto), "mem.nb_mbufs", "gpu.name", "consumer.name",
  * "consumer.handler", "consumer.kernel", "consumer.stall_ms",
- * "consumer.drain_ms", "consumer.cuda_warps", "ports.nb_rxq", "ports.nb_txq",
+ * "consumer.drain_ms", "consumer.cuda_warps", "consumer.state_shared", "ports.nb_rxq", "ports.nb_txq",
  * "ports.nb_rxd", "ports.nb_txd", "debug.slow_consumer_us". Numbers in decimal.
  * A string value is kept by pointer: it must outlive the pipeline.
  * @param c the configuration (gnio_conf_defaults() first)
@@ -381,7 +389,8 @@ int gnio_datapath_format(const struct gnio_datapath *dp, char *buf, size_t len);
  * Start forwarding: the consumers, then the completion and RX lcores.
  * @param p the pipeline (stopped)
  * @return 0; -EALREADY when running; -EBUSY when an lcore is busy; -ENETDOWN
- *   when every port is stopped; or the consumer's error (-EIO, -ENOMEM,
+ *   when every port is stopped; -EINVAL when consumer.state_shared is more than
+ *   the state gnio_pipeline_state_alloc() made; or the consumer's error (-EIO, -ENOMEM,
  *   -ENOENT for a missing user kernel), with gnio_pipeline_error() saying why
  */
 int gnio_pipeline_start(struct gnio_pipeline *p);

@@ -36,6 +36,7 @@ static const struct {
 	F("consumer.name", K_STR, consumer.name), F("consumer.handler", K_STR, consumer.handler),
 	F("consumer.kernel", K_STR, consumer.kernel), F("consumer.stall_ms", K_U32, consumer.stall_ms),
 	F("consumer.drain_ms", K_U32, consumer.drain_ms), F("consumer.cuda_warps", K_U32, consumer.cuda_warps),
+	F("consumer.state_shared", K_U32, consumer.state_shared),
 	F("debug.slow_consumer_us", K_U32, debug.slow_consumer_us),
 };
 

@@ -70,6 +70,7 @@ struct gnio_consumer {
 	                                       (registered with the GPU) */
 	const char *kernel;               /**< consumer cuda-kernel: the user kernel's name */
 	uint32_t cuda_warps;              /**< persistent kernel: worker warps per queue (0: default) */
+	uint32_t state_shared;            /**< CUDA kernels: state bytes kept in shared memory */
 	uint32_t cuda_backoff_ns;         /**< persistent kernel: a dispatcher's longest sleep */
 	bool cuda_trace;                  /**< persistent kernel: warps say what they wait for */
 	uint32_t stall_ms;                /**< watchdog: no progress this long while items wait */

@@ -311,6 +311,7 @@ gnio_pipeline_create(const struct gnio_conf *cc, char *err, size_t err_len)
 		cons->slow_us = c->slow_consumer_us;
 		cons->inject_fault = c->inject_fault;
 		cons->cuda_warps = c->cuda_warps;
+		cons->state_shared = c->state_shared;
 		cons->cuda_backoff_ns = c->cuda_backoff_ns;
 		cons->cuda_trace = c->cuda_trace;
 		if (rte_gpu_comm_create_flag(pg->gpu_id, &cons->quit, RTE_GPU_COMM_FLAG_CPU) < 0)

@@ -309,6 +309,10 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 	pc->stall_ms = c->consumer.stall_ms;
 	pc->drain_ms = c->consumer.drain_ms;
 	pc->cuda_warps = c->consumer.cuda_warps;
+	pc->state_shared = c->consumer.state_shared;
+	if (pc->state_shared > GNIO_STATE_SHARED_MAX)
+		PL_FAILV(EINVAL, "consumer.state_shared %u: at most %u bytes", pc->state_shared,
+				GNIO_STATE_SHARED_MAX);
 	pc->cuda_backoff_ns = c->consumer.cuda_backoff_ns;
 	pc->state = c->consumer.state;
 	pc->kernel = c->consumer.kernel;

@@ -68,6 +68,7 @@ struct pl_conf {
 	uint32_t stall_ms;
 	uint32_t drain_ms;
 	uint32_t cuda_warps;
+	uint32_t state_shared;
 	uint32_t cuda_backoff_ns;
 	uint32_t slow_consumer_us;
 	bool inject_fault;

@@ -89,6 +89,12 @@ gnio_pipeline_start(struct gnio_pipeline *p)
 	if (gnio_pipeline_nb_ports_up(p) == 0)
 		return -ENETDOWN;
 	pl_bind_handler(p);
+	/* Shared memory cannot hold more of the state than there is. */
+	if (p->conf.state_shared != 0 && p->state_size != 0 && p->conf.state_shared > p->state_size) {
+		snprintf(p->gpu[0].consumer.error, sizeof(p->gpu[0].consumer.error), "consumer.state_shared "
+				"%u: more than the handler's state (%zu bytes)", p->conf.state_shared, p->state_size);
+		return -EINVAL;
+	}
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		struct gnio_consumer *cons = &p->gpu[g].consumer;
 

@@ -166,7 +166,7 @@ cc_start(struct gnio_consumer *c)
 	x->k = c->handler->cuda;
 	x->l.state = c->state;
 	x->l.state_shared = (c->handler->flags & GNIO_HANDLER_BUILTIN) && c->kernel == NULL ?
-		(uint32_t)sizeof(struct gnio_eng_ctx) : 0;
+		(uint32_t)sizeof(struct gnio_eng_ctx) : c->kernel == NULL ? c->state_shared : 0;
 	x->l.warps_per_q = wpq;
 	/* The dispatcher is the only host-memory poller of its queue: it may spin. */
 	x->l.backoff_ns = c->cuda_backoff_ns;
