@@ -188,8 +188,10 @@ def main():
                    check=True, capture_output=True, timeout=60)
     n = 359 * REPEAT + 5
     answers = {}
-    for cons in (["host", "cuda", "cuda-burst", "cuda-graph", "cuda-staged"] if a.gpu else ["host"]):
-        r, out = infer(d, cons, req, "--consumer", cons, "--max-packets", str(n))
+    # cuda-lines: the low-latency path (flagged lines; the model warp-wide, one request a warp).
+    for cons in (["host", "cuda", "cuda-burst", "cuda-graph", "cuda-staged", "cuda-lines"] if a.gpu else ["host"]):
+        args = ["--consumer", "cuda", "--inline-bytes", "128"] if cons == "cuda-lines" else ["--consumer", cons]
+        r, out = infer(d, cons, req, "--max-packets", str(n), *args)
         print(r.stdout.strip())
         ck.check(r.returncode == 0, "%s: exit 0 (%d): %s" % (cons, r.returncode, r.stderr.strip()[-300:]))
         if r.returncode != 0:
