@@ -9,6 +9,7 @@
  *        [--udp-port N] [--max-packets N] [--duration S] [--rx-pps N]
  *        [--backpressure] [--mode packet|batch|records] [--batch-rows B] [--batch-us T]
  *        [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] [--inline-bytes N]
+ *        [--cuda-warps N] [--completion auto|rx|lcore]
  * --inline-bytes: the low-latency path (flagged lines, each request's first N
  * bytes copied into the line the GPU polls; per packet mode).
  * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
@@ -41,7 +42,8 @@
 struct opts {
 	const char *consumer, *gpu, *model, *mode;
 	uint64_t max_packets, rx_pps;
-	uint32_t udp_port, duration, batch_rows, batch_us, slow_us, prefill, rx_cores, inline_bytes;
+	uint32_t udp_port, duration, batch_rows, batch_us, slow_us, prefill, rx_cores, inline_bytes, warps;
+	int completion;
 	bool backpressure;
 };
 
@@ -59,7 +61,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "mode", required_argument, NULL, 'o' }, { "batch-rows", required_argument, NULL, 'r' },
 		{ "batch-us", required_argument, NULL, 'T' }, { "slow-consumer-us", required_argument, NULL, 'S' },
 		{ "prefill", required_argument, NULL, 'F' }, { "rx-cores", required_argument, NULL, 'R' },
-		{ "inline-bytes", required_argument, NULL, 'I' },
+		{ "inline-bytes", required_argument, NULL, 'I' }, { "cuda-warps", required_argument, NULL, 'W' },
+		{ "completion", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -90,12 +93,19 @@ parse(int argc, char **argv, struct opts *o)
 		case 'F': o->prefill = (uint32_t)num("--prefill", optarg, 64, 9000); break;
 		case 'R': o->rx_cores = (uint32_t)num("--rx-cores", optarg, 1, 128); break;
 		case 'I': o->inline_bytes = (uint32_t)num("--inline-bytes", optarg, 64, 1024); break;
+		case 'W': o->warps = (uint32_t)num("--cuda-warps", optarg, 1, 64); break;
+		case 'C':
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "rx") != 0 && strcmp(optarg, "lcore") != 0)
+				app_fail("--completion=%s: auto, rx or lcore", optarg);
+			o->completion = strcmp(optarg, "rx") == 0 ? GNIO_COMPLETION_RX :
+				strcmp(optarg, "lcore") == 0 ? GNIO_COMPLETION_LCORE : GNIO_COMPLETION_AUTO;
+			break;
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
 					"cuda-staged|cuda-batch] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
 					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
 					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
-					"[--inline-bytes N]\n");
+					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -203,6 +213,8 @@ main(int argc, char **argv)
 	if (o.rx_cores != 0)
 		conf.rx.nb_cores = (uint16_t)o.rx_cores;
 	conf.queue.inline_bytes = (uint16_t)o.inline_bytes;
+	conf.consumer.cuda_warps = o.warps;
+	conf.consumer.completion = (enum gnio_completion)o.completion;
 	conf.debug.slow_consumer_us = o.slow_us;   /* testing: a consumer slower than the traffic */
 	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
 	if (o.backpressure)
