@@ -37,7 +37,9 @@ REPEAT = 3
 
 def infer(d, name, req, *args, wrap=True, lcores=("-l", "0-1")):
     out = os.path.join(d, name + "-answers.pcap")
-    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if wrap else []) + [INFER] + list(lcores) + \
+    # The wrapper (compute-sanitizer) is for GPU code: a run of the host consumer makes no CUDA call.
+    gpu = "--consumer" in args and args[list(args).index("--consumer") + 1] != "host"
+    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if wrap and gpu else []) + [INFER] + list(lcores) + \
         eal_mem() + os.environ.get("GNIO_EAL_EXTRA", "").split() + \
         ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out), "--", "--duration", "60", "--model", MODEL] + \
         list(args)
