@@ -95,6 +95,33 @@ int infer_records_cuda(const uint8_t *rec, uint64_t *sum, uint32_t rows, uint32_
 #endif
 #endif
 
+#ifdef __CUDA_ARCH__
+#define INFER_UNROLL _Pragma("unroll")
+#else
+#define INFER_UNROLL
+#endif
+
+/*
+ * One dense layer over transposed weights @p w ([nin][nout]): out[u] = b[u],
+ * then fmaf(w[i][u], in[i], out[u]) for i in order; ReLU when @p relu.
+ */
+GNIO_HD static inline void
+infer_layer(const float *w, const float *b, const float *in, uint32_t nin, float *out, uint32_t nout,
+		int relu)
+{
+	INFER_UNROLL
+	for (uint32_t u = 0; u < nout; u++)
+		out[u] = b[u];
+	for (uint32_t i = 0; i < nin; i++) {
+		INFER_UNROLL
+		for (uint32_t u = 0; u < nout; u++)
+			out[u] = fmaf(w[i * nout + u], in[i], out[u]);
+	}
+	INFER_UNROLL
+	for (uint32_t u = 0; relu && u < nout; u++)
+		out[u] = out[u] > 0.0f ? out[u] : 0.0f;
+}
+
 /*
  * The scores of 64 pixels @p x (as floats); returns the class (the first
  * highest score). Each unit sums from its bias over its inputs in order, one
@@ -108,35 +135,8 @@ infer_mlp_run(const struct infer_model *m, const float x[INFER_IN], float score[
 	float h[INFER_HID];
 	uint32_t best = 0;
 
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-	for (uint32_t j = 0; j < INFER_HID; j++)
-		h[j] = m->b1[j];
-	for (uint32_t i = 0; i < INFER_IN; i++) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-		for (uint32_t j = 0; j < INFER_HID; j++)
-			h[j] = fmaf(m->w1t[i][j], x[i], h[j]);
-	}
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-	for (uint32_t j = 0; j < INFER_HID; j++)
-		h[j] = h[j] > 0.0f ? h[j] : 0.0f;
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-	for (uint32_t k = 0; k < INFER_OUT; k++)
-		score[k] = m->b2[k];
-	for (uint32_t j = 0; j < INFER_HID; j++) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-		for (uint32_t k = 0; k < INFER_OUT; k++)
-			score[k] = fmaf(m->w2t[j][k], h[j], score[k]);
-	}
+	infer_layer(&m->w1t[0][0], m->b1, x, INFER_IN, h, INFER_HID, 1);
+	infer_layer(&m->w2t[0][0], m->b2, h, INFER_HID, score, INFER_OUT, 0);
 	for (uint32_t k = 1; k < INFER_OUT; k++)
 		if (score[k] > score[best])
 			best = k;

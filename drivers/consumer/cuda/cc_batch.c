@@ -134,9 +134,10 @@ ccb_records(struct ccb *b, const struct gnio_comm_item *it, struct ccb_stage *st
 
 /* Item @p seq of queue @p q into stage @p s: rows, their copy, batch(), the result's copy. */
 static int
-ccb_launch(struct gnio_consumer *c, struct ccuda *x, struct ccb *b, uint32_t s, uint32_t q,
-		uint32_t seq, char *err, size_t len)
+ccb_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t s, uint32_t q, uint32_t seq, char *err,
+		size_t len)
 {
+	struct ccb *b = x->batch;
 	struct gnio_bq_dev *d = x->qs[q];
 	uint32_t slot = seq & (d->nb_items - 1);
 	const struct gnio_comm_item *it = &d->items[slot];
@@ -192,16 +193,14 @@ ccb_launch(struct gnio_consumer *c, struct ccuda *x, struct ccb *b, uint32_t s, 
 	/* The event marks the stage's buffers free again (also after a failed batch()). */
 	ret = gnio_cuda_rt_stage_to_host(x->rt, s, b->out_off, st->n != 0 && st->r == 0 ?
 			(size_t)st->n * b->osz : 0, err, len);
-	if (ret != 0)
-		return ret;
-	x->stage_used++;
-	return 0;
+	return ret;
 }
 
 /* The oldest stage's event was reached: answer its packets from the result, the item DONE. */
 static void
-ccb_finish(struct gnio_consumer *c, struct ccuda *x, struct ccb *b)
+ccb_finish(struct gnio_consumer *c, struct ccuda *x)
 {
+	struct ccb *b = x->batch;
 	struct ccb_stage *st = &b->st[x->stage_head];
 	struct gnio_bq_dev *d = x->qs[st->q];
 	uint32_t slot = st->seq & (d->nb_items - 1);
@@ -222,67 +221,27 @@ ccb_finish(struct gnio_consumer *c, struct ccuda *x, struct ccb *b)
 	x->stage_used--;
 }
 
+/* A stage whose input tensor is still out waits until the application gives it back. */
+static bool
+ccb_usable(struct ccuda *x, uint32_t s)
+{
+	const struct ccb *b = x->batch;
+
+	return __atomic_load_n(&b->st[s].held, __ATOMIC_ACQUIRE) == 0;
+}
+
+static const struct cc_stage_ops ccb_stage_ops = {
+	.what = "batch copy or batch work",
+	.finish = ccb_finish,
+	.usable = ccb_usable,
+	.launch = ccb_launch,
+};
+
 /* Worker lcore: finish what is done, in order, then fill the free stages. */
 static unsigned int
 ccb_step(struct gnio_consumer *c)
 {
-	struct ccuda *x = c->priv;
-	struct ccb *b = x->batch;
-	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
-	unsigned int n = 0;
-	char err[sizeof(c->error)];
-	bool more = true;
-	int r;
-
-	if (gnio_shm_flag_load(&x->failed) != 0)
-		return 0;
-	while (x->stage_used != 0) {
-		r = gnio_cuda_rt_stage_query(x->rt, x->stage_head, err, sizeof(err));
-		if (r == 1)
-			break;
-		if (r < 0) {
-			CC_LOG(ERR, "batch copy or batch work: %s", err);
-			gnio_shm_flag_store(&x->failed, 1);
-			return n;
-		}
-		ccb_finish(c, x, b);
-		n++;
-	}
-	if (quit == GNIO_QUIT_NOW) {
-		if (x->stage_used == 0)
-			gnio_shm_flag_store(&x->drained, 2);
-		return n;
-	}
-	while (more && x->stage_used < CC_STAGES) {
-		more = false;
-		for (uint32_t i = 0; i < c->nb_qs && x->stage_used < CC_STAGES; i++) {
-			struct gnio_bq_dev *d = x->qs[i];
-			uint32_t s = (x->stage_head + x->stage_used) % CC_STAGES, mine = 0;
-
-			/* Its input tensor still out: wait until the application gives it back. */
-			if (__atomic_load_n(&b->st[s].held, __ATOMIC_ACQUIRE) != 0)
-				return n;
-			for (uint32_t k = 0; k < x->stage_used; k++)
-				mine += b->st[(x->stage_head + k) % CC_STAGES].q == i;
-			if (mine + 1 >= d->nb_items)
-				continue;
-			if (gnio_shm_status_acquire(d->items[x->hcons[i] & (d->nb_items - 1)].status_h) !=
-					GNIO_BQ_READY)
-				continue;
-			r = ccb_launch(c, x, b, s, i, x->hcons[i], err, sizeof(err));
-			if (r < 0) {
-				CC_LOG(ERR, "%s", err);
-				gnio_shm_flag_store(&x->failed, 1);
-				return n;
-			}
-			x->hcons[i]++;
-			more = true;
-			n++;
-		}
-	}
-	if (quit == GNIO_QUIT_DRAIN && n == 0 && x->stage_used == 0 && cc_all_taken(c, x->hcons))
-		gnio_shm_flag_store(&x->drained, 1);
-	return n;
+	return cc_stages_step(c, &ccb_stage_ops);
 }
 
 static void

@@ -302,6 +302,75 @@ cc_stop_wait(struct gnio_consumer *c, bool stepped, const char *what)
 	return r;
 }
 
+unsigned int
+cc_stages_step(struct gnio_consumer *c, const struct cc_stage_ops *o)
+{
+	struct ccuda *x = c->priv;
+	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
+	unsigned int n = 0;
+	char err[sizeof(c->error)];
+	bool more = true;
+	int r;
+
+	if (gnio_shm_flag_load(&x->failed) != 0)
+		return 0;
+	while (x->stage_used != 0) {
+		r = gnio_cuda_rt_stage_query(x->rt, x->stage_head, err, sizeof(err));
+		if (r == 1)
+			break;
+		if (r < 0) {
+			CC_LOG(ERR, "%s: %s", o->what, err);
+			gnio_shm_flag_store(&x->failed, 1);
+			return n;
+		}
+		o->finish(c, x);
+		n++;
+	}
+	if (quit == GNIO_QUIT_NOW) {
+		/* Stopping now: launch nothing more; idle once the stages in flight are done. */
+		if (x->stage_used == 0)
+			gnio_shm_flag_store(&x->drained, 2);
+		return n;
+	}
+	while (more && x->stage_used < CC_STAGES) {
+		more = false;
+		for (uint32_t i = 0; i < c->nb_qs && x->stage_used < CC_STAGES; i++) {
+			struct gnio_bq_dev *d = x->qs[i];
+			uint32_t s = (x->stage_head + x->stage_used) % CC_STAGES, mine = 0;
+
+			if (o->usable != NULL && !o->usable(x, s))
+				return n;
+			/* A ring smaller than the stages: never take the slot of an item still staged. */
+			for (uint32_t k = 0; k < x->stage_used; k++)
+				mine += x->stage[(x->stage_head + k) % CC_STAGES].q == i;
+			if (mine + 1 >= d->nb_items)
+				continue;
+			if (gnio_shm_status_acquire(d->items[x->hcons[i] & (d->nb_items - 1)].status_h) !=
+					GNIO_BQ_READY)
+				continue;
+			r = o->launch(c, x, s, i, x->hcons[i], err, sizeof(err));
+			if (r == 1)
+				return n;
+			if (r < 0) {
+				CC_LOG(ERR, "%s", err);
+				gnio_shm_flag_store(&x->failed, 1);
+				return n;
+			}
+			/* (A launch may have begun the stages again: cuda-staged's larger buffers.) */
+			s = (x->stage_head + x->stage_used) % CC_STAGES;
+			x->stage[s] = (struct cc_stage){ .q = i, .seq = x->hcons[i], .nb = d->items[x->hcons[i] &
+				(d->nb_items - 1)].num_pkts };
+			x->stage_used++;
+			x->hcons[i]++;
+			more = true;
+			n++;
+		}
+	}
+	if (quit == GNIO_QUIT_DRAIN && n == 0 && x->stage_used == 0 && cc_all_taken(c, x->hcons))
+		gnio_shm_flag_store(&x->drained, 1);
+	return n;
+}
+
 int
 cc_stop_stepped(struct gnio_consumer *c)
 {

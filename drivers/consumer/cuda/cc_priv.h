@@ -37,6 +37,23 @@ extern int gnio_ccuda_logtype;
 #define CC_STOP_MS 2000       /* after GNIO_QUIT_NOW: longest wait for the items in hand */
 #define CC_STAGES 8           /* staged mode: items being copied or processed at once */
 
+struct ccuda;
+
+/*
+ * A mode whose worker lcore keeps up to CC_STAGES items in flight, finished in
+ * order (cuda-staged, cuda-batch): what it does to an item (cc_stages_step()).
+ */
+struct cc_stage_ops {
+	const char *what;      /* for the log: what a failed stage was doing */
+	/* The oldest stage's work is done: finish its item (DONE), and pop it. */
+	void (*finish)(struct gnio_consumer *c, struct ccuda *x);
+	/* May stage @p s take an item now? NULL: always. */
+	bool (*usable)(struct ccuda *x, uint32_t s);
+	/* Item @p seq of queue @p q into stage @p s: 0, 1 (not now), -errno (err filled). */
+	int (*launch)(struct gnio_consumer *c, struct ccuda *x, uint32_t s, uint32_t q, uint32_t seq,
+			char *err, size_t len);
+};
+
 /* Staged mode: what one stage holds. */
 struct cc_stage {
 	uint32_t q;
@@ -105,6 +122,14 @@ void cc_stop_begin(struct gnio_consumer *c);
 
 /* Wait until the stream is idle: 0, 1 at the deadline, -EIO (a CUDA error). */
 int cc_wait_idle(struct gnio_consumer *c, struct ccuda *x, uint64_t deadline);
+
+/*
+ * One pass of the worker lcore of a staged mode: finish the stages whose
+ * event was reached, in order, then launch READY items into free stages
+ * (round robin over the queues, never more of a queue than its ring holds
+ * less one). The number of items finished and launched.
+ */
+unsigned int cc_stages_step(struct gnio_consumer *c, const struct cc_stage_ops *o);
 
 /* Stop of the modes a worker lcore drives (per-burst, graph, staged). */
 int cc_stop_stepped(struct gnio_consumer *c);

@@ -71,14 +71,14 @@ ccs_copy(uint8_t *buf, const struct rte_mbuf *m, bool in)
 
 /* Staged mode: gather the packets of item @p seq of queue @p q into a free stage and launch it. */
 static int
-ccs_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t q, uint32_t seq, char *err,
+ccs_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t s, uint32_t q, uint32_t seq, char *err,
 		size_t len)
 {
 	struct gnio_bq_dev *d = x->qs[q];
 	uint32_t slot = seq & (d->nb_items - 1);
 	const struct gnio_comm_item *it = &d->items[slot];
 	const uint32_t *plen = d->pkt_len + (size_t)slot * d->max_pkts;
-	uint32_t s = (x->stage_head + x->stage_used) % CC_STAGES, nb = it->num_pkts;
+	uint32_t nb = it->num_pkts;
 	size_t off = 0, need = 0, cap;
 	uint32_t *desc;
 	uint16_t *verd;
@@ -115,16 +115,12 @@ ccs_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t q, uint32_t seq, c
 	rx_port = d->item_port[slot];
 	ret = gnio_cuda_rt_stage_launch(x->rt, x->k, x->stage_state, s, nb, off, rx_port,
 			c->fwd != NULL && rx_port < GNIO_MAX_PORTS ? c->fwd[rx_port] : rx_port, err, len);
-	if (ret != 0)
-		return ret;
-	x->stage[s] = (struct cc_stage){ .q = q, .seq = seq, .nb = nb };
-	x->stage_used++;
-	return 0;
+	return ret;
 }
 
 /* Staged mode: the oldest stage finished; copy packets and verdicts back, mark the item DONE. */
 static void
-ccs_finish(struct ccuda *x)
+ccs_finish(struct gnio_consumer *c, struct ccuda *x)
 {
 	struct cc_stage *st = &x->stage[x->stage_head];
 	struct gnio_bq_dev *d = x->qs[st->q];
@@ -147,67 +143,17 @@ ccs_finish(struct ccuda *x)
 	x->stage_used--;
 }
 
+static const struct cc_stage_ops ccs_stage_ops = {
+	.what = "staged copy or kernel",
+	.finish = ccs_finish,
+	.launch = ccs_launch,
+};
+
 /* Worker lcore of the staged mode: finish what is done, in order, then fill free stages. */
 static unsigned int
 ccs_step(struct gnio_consumer *c)
 {
-	struct ccuda *x = c->priv;
-	uint32_t quit = gnio_shm_flag_load(c->quit.ptr);
-	unsigned int n = 0;
-	char err[sizeof(c->error)];
-	bool more = true;
-	int r;
-
-	if (gnio_shm_flag_load(&x->failed) != 0)
-		return 0;
-	while (x->stage_used != 0) {
-		r = gnio_cuda_rt_stage_query(x->rt, x->stage_head, err, sizeof(err));
-		if (r == 1)
-			break;
-		if (r < 0) {
-			CC_LOG(ERR, "staged copy or kernel: %s", err);
-			gnio_shm_flag_store(&x->failed, 1);
-			return n;
-		}
-		ccs_finish(x);
-		n++;
-	}
-	if (quit == GNIO_QUIT_NOW) {
-		/* Stopping now: launch nothing more; idle once the stages in flight are done. */
-		if (x->stage_used == 0)
-			gnio_shm_flag_store(&x->drained, 2);
-		return n;
-	}
-	while (more && x->stage_used < CC_STAGES) {
-		more = false;
-		for (uint32_t i = 0; i < c->nb_qs && x->stage_used < CC_STAGES; i++) {
-			struct gnio_bq_dev *d = x->qs[i];
-			uint32_t mine = 0;
-
-			/* A ring smaller than the stages: never take the slot of an item still staged. */
-			for (uint32_t k = 0; k < x->stage_used; k++)
-				mine += x->stage[(x->stage_head + k) % CC_STAGES].q == i;
-			if (mine + 1 >= d->nb_items)
-				continue;
-			if (gnio_shm_status_acquire(d->items[x->hcons[i] & (d->nb_items - 1)].status_h) !=
-					GNIO_BQ_READY)
-				continue;
-			r = ccs_launch(c, x, i, x->hcons[i], err, sizeof(err));
-			if (r == 1)
-				return n;
-			if (r < 0) {
-				CC_LOG(ERR, "%s", err);
-				gnio_shm_flag_store(&x->failed, 1);
-				return n;
-			}
-			x->hcons[i]++;
-			more = true;
-			n++;
-		}
-	}
-	if (quit == GNIO_QUIT_DRAIN && n == 0 && x->stage_used == 0 && cc_all_taken(c, x->hcons))
-		gnio_shm_flag_store(&x->drained, 1);
-	return n;
+	return cc_stages_step(c, &ccs_stage_ops);
 }
 
 const struct gnio_consumer_ops gnio_cc_staged_ops = {
