@@ -16,7 +16,9 @@
  * batch closing at B rows or T us after its first, the model run per batch
  * (the handler "infer-batch": kDLCPU on the host consumer, kDLCUDA and cuBLAS
  * on --consumer cuda-batch). --mode records: the sensor-ingest variant,
- * 1472-byte UDP records as rows, every byte read (infer_records.c).
+ * 1472-byte UDP records as rows, every byte read (infer_records.c; with
+ * --consumer cuda-kernel, a batch function inside the persistent kernel,
+ * infer_records_gpu.cu).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -102,7 +104,7 @@ parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
-					"cuda-staged|cuda-batch] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
+					"cuda-staged|cuda-batch|cuda-kernel] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
 					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
 					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
 					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore]\n");
@@ -118,9 +120,12 @@ parse(int argc, char **argv, struct opts *o)
 		app_fail("--mode=%s: built without DLPack (libdlpack-dev): per packet only", o->mode);
 #endif
 	if (strcmp(o->mode, "packet") != 0 && strcmp(o->consumer, "host") != 0 &&
-			strcmp(o->consumer, "cuda-batch") != 0)
-		app_fail("--consumer=%s: batches (--mode batch, records) run on host or cuda-batch",
-				o->consumer);
+			strcmp(o->consumer, "cuda-batch") != 0 &&
+			!(strcmp(o->mode, "records") == 0 && strcmp(o->consumer, "cuda-kernel") == 0))
+		app_fail("--consumer=%s: batches (--mode batch, records) run on host or cuda-batch "
+				"(records also on cuda-kernel)", o->consumer);
+	if (strcmp(o->consumer, "cuda-kernel") == 0 && strcmp(o->mode, "records") != 0)
+		app_fail("%s", "--consumer=cuda-kernel: for --mode records");
 	if (strcmp(o->mode, "packet") == 0 && strcmp(o->consumer, "cuda-batch") == 0)
 		app_fail("%s", "--consumer=cuda-batch: for --mode batch or records");
 #if !defined(GNIO_INFER_CUDA_BATCH)
@@ -198,6 +203,12 @@ main(int argc, char **argv)
 	conf.consumer.name = o.consumer;
 	conf.consumer.handler = strcmp(o.mode, "batch") == 0 ? "infer-batch" :
 		strcmp(o.mode, "records") == 0 ? "records" : "infer";
+	if (strcmp(o.consumer, "cuda-kernel") == 0) {
+		/* Records on the GPU, a batch function in the persistent kernel: packet memory it reads. */
+		conf.consumer.handler = NULL;
+		conf.consumer.kernel = "records-gpu";
+		conf.mem.mode = GNIO_MEM_PINNED;
+	}
 	if (strcmp(o.mode, "packet") != 0) {
 		/* A batch is an item: B rows, or T us after its first. */
 		conf.queue.item_pkts = (uint16_t)o.batch_rows;

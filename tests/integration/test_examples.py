@@ -176,7 +176,7 @@ def build():
                 r2 = sh([comp, "-x", lang, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", t] + flags)
                 ck.check(r2.returncode == 0, "%s compiles alone as %s (%s)" % (rel, lang, where))
     if nvcc:
-        for h in ("gnio_kernels.cuh", "gnio_item.cuh", "gnio_csum_warp.cuh"):
+        for h in ("gnio_kernels.cuh", "gnio_item.cuh", "gnio_csum_warp.cuh", "gnio_batch.cuh"):
             t = os.path.join(tmp, "h.cu")
             open(t, "w").write("#include <gnio/device/%s>\n" % h)
             r = sh([nvcc, "-std=c++17", "-c", "-o", os.devnull, t] + dcflags)

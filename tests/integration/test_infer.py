@@ -156,22 +156,26 @@ def batch_modes(ck, d, req, n, consumers):
                                 "--missing-ok"], capture_output=True, text=True, timeout=120)
             ck.check(c.returncode == 0 and m is not None and " %s answered once each" % m.group(1) in c.stdout,
                      "slow consumer: what was answered is right, once each (%s)" % c.stdout.strip()[-200:])
-        # The sensor-ingest variant: 1472-byte records as rows, every byte read; the sum of all
-        # their bytes is the generator's, the odd datagram and the other port dropped and counted.
-        rec = os.path.join(d, "records.pcap")
-        g = subprocess.run([sys.executable, CLIENT, "records", "--out", rec, "--count", "600"],
-                           capture_output=True, text=True, check=True, timeout=120)
-        want = re.search(r"(\d+) records, sum (\d+)", g.stdout).groups()
-        r, _ = infer(d, cons + "-records", rec, "--mode", "records", "--batch-rows", "32", "--max-packets", "602",
-                     *c_args)
-        print(r.stdout.strip())
-        m = re.search(r"(\d+) records, (\d+) bytes read, their sum (\d+)", r.stdout)
-        ck.check(r.returncode == 0 and m is not None and m.group(1) == want[0] and m.group(3) == want[1] and
-                 int(m.group(2)) == 1472 * int(want[0]), "%s records: every record, every byte (%s; want %s)" %
-                 (cons, m.group(0) if m else r.stdout[-200:] + r.stderr[-200:], want))
-        ck.check("0 answered, 1 malformed requests, 1 not requests" in r.stdout and "conserved; pools full" in r.stdout,
-                 "%s records: consumed, the others dropped and counted, conservation" % cons)
+        records(ck, d, cons)
 
+
+def records(ck, d, cons):
+    """The sensor-ingest variant on consumer @p cons: 1472-byte records as rows, every byte read;
+    the sum of all their bytes is the generator's, the odd datagram and the other port dropped and
+    counted. cuda-kernel: a device batch function inside the persistent kernel."""
+    rec = os.path.join(d, "records.pcap")
+    g = subprocess.run([sys.executable, CLIENT, "records", "--out", rec, "--count", "600"],
+                       capture_output=True, text=True, check=True, timeout=120)
+    want = re.search(r"(\d+) records, sum (\d+)", g.stdout).groups()
+    r, _ = infer(d, cons + "-records", rec, "--mode", "records", "--batch-rows", "32", "--max-packets", "602",
+                 "--consumer", cons)
+    print(r.stdout.strip())
+    m = re.search(r"(\d+) records, (\d+) bytes read, their sum (\d+)", r.stdout)
+    ck.check(r.returncode == 0 and m is not None and m.group(1) == want[0] and m.group(3) == want[1] and
+             int(m.group(2)) == 1472 * int(want[0]), "%s records: every record, every byte (%s; want %s)" %
+             (cons, m.group(0) if m else r.stdout[-200:] + r.stderr[-200:], want))
+    ck.check("0 answered, 1 malformed requests, 1 not requests" in r.stdout and "conserved; pools full" in r.stdout,
+             "%s records: consumed, the others dropped and counted, conservation" % cons)
 
 def main():
     ap = argparse.ArgumentParser()
@@ -219,6 +223,8 @@ def main():
         python_example(ck, d, req, n, "cuda-batch" if a.gpu else "host")
     if batches:
         batch_modes(ck, d, req, n, ["cuda-batch"] if a.gpu else ["host"])
+    if a.gpu:
+        records(ck, d, "cuda-kernel")
     if not a.gpu:
         # Bad options and model files: exit 2, one line.
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Batches on the GPU, inside the persistent kernel: a user device function
+ * called once per batch, with no CPU work per packet. A batch is one
+ * burst-queue item (it closes at gnio_conf.queue.item_pkts packets or
+ * gnio_conf.queue.flush_us after its first, as <gnio/gnio_batch.h>'s). A warp
+ * claims it (<gnio/device/gnio_item.cuh>), says where each packet's record
+ * lies, copies the records from packet memory into rows of a tensor in GPU
+ * memory (its own, reused), calls the batch function with the whole warp,
+ * answers each packet from its result row, and releases the item.
+ *
+ * A batch type B gives, all __device__ (the batch function with the 32 lanes
+ * of the warp together, the others one lane a packet):
+ *
+ *     static constexpr uint32_t in_bytes, out_bytes;  (a row, a result row)
+ *     static uint16_t row_at(gnio_pkt *pkt, uint32_t *off, void *state);
+ *         0 with *off: the row is the in_bytes at pkt->data + *off; or the
+ *         packet's verdict (it is then no row). A record beyond the first
+ *         segment is dropped as malformed.
+ *     static void batch(const gnio_dev_batch &b, void *state, unsigned int lane);
+ *     static uint16_t answer(gnio_pkt *pkt, const void *out_row, void *state);
+ *
+ * GNIO_CUDA_BATCH_KERNEL() makes it a user kernel for the "cuda-kernel"
+ * consumer (gnio_conf.consumer.kernel); its state is the handler state
+ * (gnio_pipeline_state_alloc()); packet memory must be memory the GPU reads
+ * (mem.mode pinned or gpu). Build with nvcc -std=c++17 and `pkg-config
+ * --cflags libgnio-device`.
+ */
+#ifndef GNIO_BATCH_CUH
+#define GNIO_BATCH_CUH
+
+#include "gnio_item.cuh"
+
+/** A batch as the batch function sees it: rows and results in GPU memory, compact. */
+struct gnio_dev_batch {
+	const uint8_t *in;    /**< rows x in_bytes */
+	uint8_t *out;         /**< rows x out_bytes, to fill */
+	uint32_t rows;        /**< rows in the batch (1 .. the item's packets) */
+};
+
+namespace gnio {
+
+/* @p len bytes from @p src (any alignment) to @p dst (4-byte aligned), by the whole warp. */
+__device__ __forceinline__ void
+batch_copy(uint8_t *dst, const uint8_t *src, uint32_t len, unsigned int lane)
+{
+	uintptr_t a = (uintptr_t)src;
+
+	if ((len & 3) == 0) {
+		const uint32_t *w = (const uint32_t *)(a & ~(uintptr_t)3);
+		uint32_t sh = (uint32_t)(a & 3) * 8;
+
+		/* Each word from the aligned words around it, read once each (one sector a warp). */
+		for (uint32_t t = lane; t < len / 4; t += 32)
+			((uint32_t *)dst)[t] = sh == 0 ? w[t] : __funnelshift_r(w[t], w[t + 1], sh);
+		return;
+	}
+	for (uint32_t t = lane; t < len; t += 32)
+		dst[t] = src[t];
+}
+
+/* Bytes of one warp's rows, results and row indices for items of @p max_pkts packets. */
+template <class B>
+__host__ __device__ __forceinline__ size_t
+batch_scratch(uint32_t max_pkts)
+{
+	return ((size_t)max_pkts * B::in_bytes + 255) / 256 * 256 +
+		((size_t)max_pkts * B::out_bytes + 255) / 256 * 256 + (size_t)max_pkts * 4;
+}
+
+/* Warp w of the grid serves queue w % nb_qs: claim, rows, batch, answers, release. */
+template <class B>
+__global__ void
+k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts)
+{
+	unsigned int lane = threadIdx.x & 31;
+	uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+	uint8_t *rows = scratch + (size_t)warp * batch_scratch<B>(max_pkts);
+	uint8_t *out = rows + ((size_t)max_pkts * B::in_bytes + 255) / 256 * 256;
+	int32_t *at = (int32_t *)(out + ((size_t)max_pkts * B::out_bytes + 255) / 256 * 256);
+	gnio_item it;
+
+	gnio_item_init(it);
+	while (gnio_item_wait(l, warp % l.nb_qs, it, 1000000) != GNIO_ITEM_QUIT) {
+		uint32_t n = 0;
+
+		if (!it.ready)
+			continue;
+		for (uint32_t base = 0; base < it.nb; base += 32) {
+			uint32_t i = base + lane, off = 0, mask, idx;
+			bool valid = i < it.nb, ok = false;
+			const uint8_t *src = NULL;
+			uint16_t v = 0;
+
+			if (valid) {
+				gnio_pkt pk = gnio_item_pkt(it, i);
+
+				v = B::row_at(&pk, &off, l.state);
+				ok = v == 0 && off <= pk.len && pk.len - off >= B::in_bytes;
+				if (v == 0 && !ok)
+					v = gnio_verdict_drop(GNIO_DROP_MALFORMED);
+				src = pk.data + off;
+			}
+			mask = __ballot_sync(0xffffffffu, ok);
+			idx = n + __popc(mask & ((1u << lane) - 1u));
+			if (valid) {
+				at[i] = ok ? (int32_t)idx : -1;
+				if (!ok)
+					gnio_item_set_verdict(it, i, v);
+			}
+			/* The records into their rows, each by the whole warp. */
+			while (mask != 0) {
+				int k = __ffs(mask) - 1;
+				const uint8_t *s = (const uint8_t *)__shfl_sync(0xffffffffu, (uint64_t)src, k);
+				uint32_t r = __shfl_sync(0xffffffffu, idx, k);
+
+				mask &= mask - 1;
+				batch_copy(rows + (size_t)r * B::in_bytes, s, B::in_bytes, lane);
+			}
+			n += __popc(__ballot_sync(0xffffffffu, ok));
+		}
+		__syncwarp();
+		if (n != 0) {
+			gnio_dev_batch b = { rows, out, n };
+
+			B::batch(b, l.state, lane);
+		}
+		__syncwarp();
+		for (uint32_t i = lane; i < it.nb; i += 32)
+			if (at[i] >= 0) {
+				gnio_pkt pk = gnio_item_pkt(it, i);
+
+				gnio_item_set_verdict(it, i, B::answer(&pk, out + (size_t)at[i] * B::out_bytes,
+						l.state));
+			}
+		gnio_item_release(it, l);
+	}
+}
+
+/* The launcher: each warp's rows in GPU memory (made once, larger when items are), then the kernel. */
+template <class B>
+static int
+batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int blocks, unsigned int threads)
+{
+	static uint8_t *scratch;
+	static size_t have;
+	uint32_t max_pkts = 1;
+	size_t need;
+	cudaError_t e;
+
+	for (uint32_t q = 0; q < l->nb_qs; q++)
+		max_pkts = l->qs[q]->max_pkts > max_pkts ? l->qs[q]->max_pkts : max_pkts;
+	need = batch_scratch<B>(max_pkts) * (blocks * threads / 32);
+	if (need > have) {
+		cudaFree(scratch);
+		have = 0;
+		e = cudaMalloc(&scratch, need);
+		if (e != cudaSuccess)
+			return (int)e;
+		have = need;
+	}
+	k_batch<B><<<blocks, threads, 0, (cudaStream_t)stream>>>(*l, scratch, max_pkts);
+	return (int)cudaGetLastError();
+}
+
+} /* namespace gnio */
+
+/**
+ * Make batch type @p B a user kernel named @p name ("cuda-kernel" consumer),
+ * run by @p blocks x @p threads (a multiple of 32) threads, each warp one batch
+ * at a time; registered when its object is loaded.
+ */
+#define GNIO_CUDA_BATCH_KERNEL(sym, name, help, B, blocks, threads) \
+	static int \
+	sym ## _launch(const struct gnio_cuda_launch *l, void *stream) \
+	{ \
+		return gnio::batch_launch<B>(l, stream, (blocks), (threads)); \
+	} \
+	static const struct gnio_user_kernel sym = { (name), (help), sym ## _launch }; \
+	static const int sym ## _registered __attribute__((unused)) = gnio_user_kernel_register(&sym);
+
+#endif /* GNIO_BATCH_CUH */
