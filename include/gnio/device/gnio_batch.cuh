@@ -41,19 +41,42 @@ struct gnio_dev_batch {
 
 namespace gnio {
 
-/* @p len bytes from @p src (any alignment) to @p dst (4-byte aligned), by the whole warp. */
+/* Words a lane reads before it writes any, in batch_copy(): one PCIe round trip for 1 KiB. */
+#define GNIO_BATCH_COPY_WORDS 8
+
+/*
+ * @p len bytes from @p src (any alignment; packet memory, maybe across PCIe)
+ * to @p dst (4-byte aligned), by the whole warp: each pass reads 32 x
+ * GNIO_BATCH_COPY_WORDS aligned words at once (consecutive across the lanes,
+ * so whole sectors), then makes and stores the words from them.
+ */
 __device__ __forceinline__ void
-batch_copy(uint8_t *dst, const uint8_t *src, uint32_t len, unsigned int lane)
+batch_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, uint32_t len, unsigned int lane)
 {
 	uintptr_t a = (uintptr_t)src;
 
 	if ((len & 3) == 0) {
-		const uint32_t *w = (const uint32_t *)(a & ~(uintptr_t)3);
-		uint32_t sh = (uint32_t)(a & 3) * 8;
+		const uint32_t *__restrict__ w = (const uint32_t *)(a & ~(uintptr_t)3);
+		uint32_t sh = (uint32_t)(a & 3) * 8, words = len / 4;
 
-		/* Each word from the aligned words around it, read once each (one sector a warp). */
-		for (uint32_t t = lane; t < len / 4; t += 32)
-			((uint32_t *)dst)[t] = sh == 0 ? w[t] : __funnelshift_r(w[t], w[t + 1], sh);
+		for (uint32_t pass = 0; pass < words; pass += 32 * GNIO_BATCH_COPY_WORDS) {
+			uint32_t lo[GNIO_BATCH_COPY_WORDS], hi[GNIO_BATCH_COPY_WORDS];
+
+#pragma unroll
+			for (int k = 0; k < GNIO_BATCH_COPY_WORDS; k++) {
+				uint32_t t = pass + k * 32 + lane;
+
+				lo[k] = t < words ? w[t] : 0;
+				hi[k] = t < words && sh != 0 ? w[t + 1] : 0;
+			}
+#pragma unroll
+			for (int k = 0; k < GNIO_BATCH_COPY_WORDS; k++) {
+				uint32_t t = pass + k * 32 + lane;
+
+				if (t < words)
+					((uint32_t *)dst)[t] = sh == 0 ? lo[k] : __funnelshift_r(lo[k], hi[k], sh);
+			}
+		}
 		return;
 	}
 	for (uint32_t t = lane; t < len; t += 32)
@@ -69,10 +92,10 @@ batch_scratch(uint32_t max_pkts)
 		((size_t)max_pkts * B::out_bytes + 255) / 256 * 256 + (size_t)max_pkts * 4;
 }
 
-/* Warp w of the grid serves queue w % nb_qs: claim, rows, batch, answers, release. */
+/* Warp w (of @p warps) serves queue w % nb_qs: claim, rows, batch, answers, release. */
 template <class B>
 __global__ void
-k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts)
+k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 {
 	unsigned int lane = threadIdx.x & 31;
 	uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -81,6 +104,8 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts)
 	int32_t *at = (int32_t *)(out + ((size_t)max_pkts * B::out_bytes + 255) / 256 * 256);
 	gnio_item it;
 
+	if (warp >= warps)
+		return;
 	gnio_item_init(it);
 	while (gnio_item_wait(l, warp % l.nb_qs, it, 1000000) != GNIO_ITEM_QUIT) {
 		uint32_t n = 0;
@@ -138,11 +163,16 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts)
 	}
 }
 
-/* The launcher: each warp's rows in GPU memory (made once, larger when items are), then the kernel. */
+/*
+ * The launcher: @p warps_per_q warps a queue (each polls its item's status in
+ * host memory: more pollers slow every PCIe read), each warp's rows in GPU
+ * memory (made once, larger when items are), then the kernel.
+ */
 template <class B>
 static int
-batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int blocks, unsigned int threads)
+batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int warps_per_q)
 {
+	unsigned int warps = l->nb_qs * warps_per_q, blocks = (warps + 3) / 4;
 	static uint8_t *scratch;
 	static size_t have;
 	uint32_t max_pkts = 1;
@@ -151,7 +181,7 @@ batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int blocks, unsig
 
 	for (uint32_t q = 0; q < l->nb_qs; q++)
 		max_pkts = l->qs[q]->max_pkts > max_pkts ? l->qs[q]->max_pkts : max_pkts;
-	need = batch_scratch<B>(max_pkts) * (blocks * threads / 32);
+	need = batch_scratch<B>(max_pkts) * warps;
 	if (need > have) {
 		cudaFree(scratch);
 		have = 0;
@@ -160,7 +190,7 @@ batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int blocks, unsig
 			return (int)e;
 		have = need;
 	}
-	k_batch<B><<<blocks, threads, 0, (cudaStream_t)stream>>>(*l, scratch, max_pkts);
+	k_batch<B><<<blocks, 128, 0, (cudaStream_t)stream>>>(*l, scratch, max_pkts, warps);
 	return (int)cudaGetLastError();
 }
 
@@ -168,14 +198,14 @@ batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int blocks, unsig
 
 /**
  * Make batch type @p B a user kernel named @p name ("cuda-kernel" consumer),
- * run by @p blocks x @p threads (a multiple of 32) threads, each warp one batch
- * at a time; registered when its object is loaded.
+ * run by @p warps_per_q warps a queue, each one batch at a time; registered
+ * when its object is loaded.
  */
-#define GNIO_CUDA_BATCH_KERNEL(sym, name, help, B, blocks, threads) \
+#define GNIO_CUDA_BATCH_KERNEL(sym, name, help, B, warps_per_q) \
 	static int \
 	sym ## _launch(const struct gnio_cuda_launch *l, void *stream) \
 	{ \
-		return gnio::batch_launch<B>(l, stream, (blocks), (threads)); \
+		return gnio::batch_launch<B>(l, stream, (warps_per_q)); \
 	} \
 	static const struct gnio_user_kernel sym = { (name), (help), sym ## _launch }; \
 	static const int sym ## _registered __attribute__((unused)) = gnio_user_kernel_register(&sym);
