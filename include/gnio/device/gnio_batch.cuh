@@ -39,6 +39,8 @@ struct gnio_dev_batch {
 	uint32_t rows;        /**< rows in the batch (1 .. the item's packets) */
 };
 
+/// @cond INTERNAL
+/* The kernel and its launcher, which GNIO_CUDA_BATCH_KERNEL() instantiates (not an API of their own). */
 namespace gnio {
 
 /* Words a lane reads before it writes any, in batch_copy(): one PCIe round trip for 1 KiB. */
@@ -195,6 +197,7 @@ batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int warps_per_q)
 }
 
 } /* namespace gnio */
+/// @endcond
 
 /**
  * Make batch type @p B a user kernel named @p name ("cuda-kernel" consumer),
