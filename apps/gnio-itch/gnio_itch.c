@@ -13,7 +13,9 @@
  *        [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--rx-pps N]
- *        [--backpressure]
+ *        [--backpressure] [--events-udp IP:PORT]
+ * --events-udp sends every BBO event as UDP to IP:PORT (from --local) on the
+ * first port's own TX queue (itch_send.h).
  * --rx-pps paces reception (packets/s) for latency runs; at the end the program
  * prints RX to completion per item (p50, p99): a packet's BBO events are in the
  * event ring, in host memory, before its item completes.
@@ -32,6 +34,7 @@
 #include <gnio/gnio.h>
 
 #include "gnio_app.h"
+#include "itch_send.h"
 #include "itch_state.h"
 #include "itch_out.h"
 
@@ -39,8 +42,8 @@
 
 struct opts {
 	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps;
-	uint32_t req_ip, local_ip;
-	uint16_t req_port, local_port;
+	uint32_t req_ip, local_ip, ev_ip;
+	uint16_t req_port, local_port, ev_port;
 	bool exit_at_end;
 	bool backpressure;
 	const char *bbo, *json, *consumer, *gpu;
@@ -89,6 +92,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "levels", required_argument, NULL, 'L' }, { "max-pending", required_argument, NULL, 'p' },
 		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
 		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
+		{ "events-udp", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -104,6 +108,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'u': o->udp_port = num("--udp-port", optarg, 1, 65535); break;
 		case 'r': addr("--rerequest", optarg, &o->req_ip, &o->req_port); break;
 		case 'l': addr("--local", optarg, &o->local_ip, &o->local_port); break;
+		case 'E': addr("--events-udp", optarg, &o->ev_ip, &o->ev_port); break;
 		case 'g': o->gap_ms = num("--gap-timeout-ms", optarg, 1, 3600000); break;
 		case 'e': o->exit_at_end = true; break;
 		case 't': o->duration = num("--duration", optarg, 1, 86400); break;
@@ -126,7 +131,7 @@ parse(int argc, char **argv, struct opts *o)
 					"[--udp-port N] [--rerequest IP:PORT] "
 					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
-					"[--max-pending N] [--rx-pps N] [--backpressure]\n");
+					"[--max-pending N] [--rx-pps N] [--backpressure] [--events-udp IP:PORT]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -198,16 +203,22 @@ itch_packet(struct gnio_pkt *pk, void *state)
 GNIO_HANDLER_HOST(itch_handler, "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
 		itch_packet)
 
+/* The events so far: to the CSV file, and as UDP datagrams (@p tx, when not NULL). */
 static void
-drain(struct gnio_events *ev, FILE *bbo, uint64_t *events)
+drain(struct gnio_events *ev, FILE *bbo, struct itch_sender *tx, uint64_t *events)
 {
 	struct itch_event e[64];
 	uint32_t n;
 
 	while ((n = gnio_events_drain(ev, e, 64)) != 0)
-		for (uint32_t i = 0; i < n; i++, (*events)++)
+		for (uint32_t i = 0; i < n; i++, (*events)++) {
 			if (bbo != NULL)
 				itch_write_event(bbo, &e[i]);
+			if (tx != NULL)
+				itch_sender_add(tx, &e[i]);
+		}
+	if (tx != NULL)
+		itch_sender_flush(tx);
 }
 
 int
@@ -221,6 +232,7 @@ main(int argc, char **argv)
 	struct gnio_check chk;
 	struct rte_ether_addr mac;
 	struct itch_state *st;
+	struct itch_sender tx;
 	struct opts o;
 	uint64_t t0, events = 0;
 	uint16_t ports[RTE_MAX_ETHPORTS], nb;
@@ -244,6 +256,7 @@ main(int argc, char **argv)
 	conf.ports.nb = nb;
 	conf.ports.nb_rxq = 1;               /* one queue: the feed in order */
 	conf.rx.rx_pps = o.rx_pps;
+	conf.ports.app_txq = o.ev_port != 0;   /* --events-udp: a TX queue of our own */
 	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
 	if (o.backpressure)
 		conf.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
@@ -278,6 +291,13 @@ main(int argc, char **argv)
 		app_fail("%s", "cannot write the book's state");
 	if (o.bbo != NULL && (bbo = fopen(o.bbo, "w")) == NULL)
 		app_fail("cannot write --bbo-csv=%s", o.bbo);
+	if (o.ev_port != 0) {
+		int q = gnio_pipeline_app_txq(p, ports[0]);
+
+		if (q < 0 || itch_sender_init(&tx, ports[0], (uint16_t)q, o.local_ip, o.local_port, o.ev_ip,
+				o.ev_port) != 0)
+			app_fail("%s", "--events-udp: no TX queue or buffers for the events");
+	}
 	if (gnio_pipeline_start(p) != 0)
 		app_fail("cannot start: %s", gnio_pipeline_error(p));
 	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels, gap timeout %u ms, "
@@ -288,7 +308,7 @@ main(int argc, char **argv)
 		uint8_t ended = 0;
 		int r = gnio_pipeline_poll(p);
 
-		drain(ev, bbo, &events);
+		drain(ev, bbo, o.ev_port != 0 ? &tx : NULL, &events);
 		if (r < 0) {
 			fprintf(stderr, APP ": %s\n", gnio_pipeline_error(p));
 			ret = 1;
@@ -305,7 +325,7 @@ main(int argc, char **argv)
 		fprintf(stderr, APP ": stop: %s\n", gnio_pipeline_error(p));
 		ret = 1;
 	}
-	drain(ev, bbo, &events);
+	drain(ev, bbo, o.ev_port != 0 ? &tx : NULL, &events);
 	if (bbo != NULL && fclose(bbo) != 0) {
 		fprintf(stderr, APP ": cannot write --bbo-csv=%s\n", o.bbo);
 		ret = 1;
@@ -364,6 +384,12 @@ main(int argc, char **argv)
 			chk.pools_full ? "full" : "NOT FULL", ec.pushed, ec.dropped, ec.drained);
 	if (!chk.conserved || !chk.pools_full || ec.dropped != 0 || ec.pending != 0)
 		ret = 1;
+	if (o.ev_port != 0) {
+		printf(APP ": events as UDP: %" PRIu64 " datagrams, %" PRIu64 " events, %" PRIu64
+				" not sent\n", tx.packets, tx.events, tx.dropped);
+		if (tx.events + tx.dropped != events)
+			ret = 1;
+	}
 	gnio_pipeline_destroy(p);
 	free(st);
 	gnio_app_eal_cleanup();

@@ -71,6 +71,8 @@ struct gnio_conf_ports {
 	uint16_t nb_txq;             /**< TX queues per port (at least one per completion lcore); 1 */
 	uint16_t nb_rxd;             /**< RX descriptors per queue; 1024 */
 	uint16_t nb_txd;             /**< TX descriptors per queue; 1024 */
+	uint16_t app_txq;            /**< 1: one TX queue more on every port, the application's own
+	                                  (gnio_pipeline_app_txq()); 0 */
 	const struct gnio_port_peer *peers;   /**< peer MACs; default 02:00:00:00:00:(port id) */
 	uint16_t nb_peers;           /**< entries of peers */
 };
@@ -193,6 +195,7 @@ size_t gnio_conf_size(void);
  * pinned, gpu, auto), "mem.nb_mbufs", "gpu.name", "consumer.name",
  * "consumer.handler", "consumer.kernel", "consumer.stall_ms",
  * "consumer.drain_ms", "consumer.cuda_warps", "consumer.state_shared", "ports.nb_rxq", "ports.nb_txq",
+ * "ports.app_txq",
  * "ports.nb_rxd", "ports.nb_txd", "debug.slow_consumer_us". Numbers in decimal.
  * A string value is kept by pointer: it must outlive the pipeline.
  * @param c the configuration (gnio_conf_defaults() first)
@@ -384,6 +387,18 @@ int gnio_pipeline_datapath(const struct gnio_pipeline *p, uint16_t i, struct gni
  * @return the length snprintf() would write
  */
 int gnio_datapath_format(const struct gnio_datapath *dp, char *buf, size_t len);
+
+/**
+ * The TX queue of a port that is the application's own (gnio_conf.ports.app_txq):
+ * gnio never transmits on it, so the application may send packets it makes
+ * (rte_eth_tx_burst(), from one thread) beside the pipeline's, while it runs.
+ * They are not the pipeline's packets: its counts and conservation leave them out.
+ * @param p the pipeline
+ * @param port an ethdev port id of the pipeline
+ * @return the queue id; -ENOENT when ports.app_txq was 0; -EINVAL when @p port is
+ *   not one of the pipeline's
+ */
+int gnio_pipeline_app_txq(const struct gnio_pipeline *p, uint16_t port);
 
 /**
  * Start forwarding: the consumers, then the completion and RX lcores.

@@ -26,6 +26,7 @@ static const struct {
 } conf_fields[] = {
 	F("ports.nb_rxq", K_U16, ports.nb_rxq), F("ports.nb_txq", K_U16, ports.nb_txq),
 	F("ports.nb_rxd", K_U16, ports.nb_rxd), F("ports.nb_txd", K_U16, ports.nb_txd),
+	F("ports.app_txq", K_U16, ports.app_txq),
 	F("rx.burst", K_U16, rx.burst), F("rx.nb_cores", K_U16, rx.nb_cores),
 	F("rx.rx_pps", K_U64, rx.rx_pps), F("rx.max_packets", K_U64, rx.max_packets),
 	F("rx.overload", K_OVERLOAD, rx.overload), F("rx.prefill_len", K_U16, rx.prefill_len),

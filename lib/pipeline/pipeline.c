@@ -335,7 +335,7 @@ gnio_pipeline_create(const struct gnio_conf *cc, char *err, size_t err_len)
 		for (uint16_t r = 0; r < p->nb_rxq_total; r++)
 			if (p->rxq[r].port == c->ports[i])
 				g = p->rxq[r].gpu;
-		ret = pl_port_setup(p, c->ports[i], &p->gpu[g], nb_txq, err, err_len);
+		ret = pl_port_setup(p, c->ports[i], &p->gpu[g], nb_txq + c->app_txq, err, err_len);
 		if (ret != 0)
 			goto fail;
 	}

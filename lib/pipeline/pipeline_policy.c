@@ -289,6 +289,9 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 		return ret;
 	pc->nb_rxq = c->ports.nb_rxq;
 	pc->nb_txq = c->ports.nb_txq;
+	pc->app_txq = c->ports.app_txq;
+	if (pc->app_txq > 1)
+		PL_FAILV(EINVAL, "ports.app_txq %u: 0 or 1", pc->app_txq);
 	pc->nb_rxd = c->ports.nb_rxd;
 	pc->nb_txd = c->ports.nb_txd;
 	pc->burst = c->rx.burst;

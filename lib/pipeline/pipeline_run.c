@@ -264,6 +264,17 @@ gnio_pipeline_poll(struct gnio_pipeline *p)
 	return 0;
 }
 
+int
+gnio_pipeline_app_txq(const struct gnio_pipeline *p, uint16_t port)
+{
+	if (p == NULL)
+		return -EINVAL;
+	for (uint16_t i = 0; i < p->conf.nb_ports; i++)
+		if (p->conf.ports[i] == port)
+			return p->conf.app_txq != 0 ? (int)p->conf.nb_txq : -ENOENT;
+	return -EINVAL;
+}
+
 const char *
 gnio_pipeline_error(const struct gnio_pipeline *p)
 {

@@ -36,12 +36,14 @@ def gen(d, name, *args):
 CONSUMER = ["--consumer", "host"]
 
 
-def itch(d, name, pcap, *args, wrap=True):
+def itch(d, name, pcap, *args, wrap=True, events_tx=False):
     out = {k: os.path.join(d, name + "-itch" + ext) for k, ext in (("tx", ".pcap"), ("book", ".json"),
-                                                                    ("bbo", ".csv"))}
+                                                                    ("bbo", ".csv"), ("events", "-events.pcap"))}
+    # events_tx: a second TX queue (a second tx_pcap), the application's own (--events-udp).
+    vdev = "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (pcap, out["tx"]) + \
+        (",tx_pcap=%s" % out["events"] if events_tx else "")
     cmd = (os.environ.get("GNIO_ITCH_WRAP", "").split() if wrap else []) + [ITCH, "-l", "0-1"] + eal_mem() + \
-        os.environ.get("GNIO_EAL_EXTRA", "").split() + \
-        ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (pcap, out["tx"]), "--"] + CONSUMER + \
+        os.environ.get("GNIO_EAL_EXTRA", "").split() + [vdev, "--"] + CONSUMER + \
         ["--exit-at-end", "--duration", "60", "--depth", "100000", "--bbo-csv", out["bbo"],
          "--book-json", out["book"]] + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -63,6 +65,31 @@ def requests(pcap):
         pl = bytes(udp.payload)[:20]
         out.append((ok, pl[:10], struct.unpack(">QH", pl[10:20])))
     return out
+
+
+def events_sent(pcap):
+    """The BBO events gnio-itch sent as UDP (itch_send.h), as the CSV's lines, and whether every
+    datagram was well formed (to 10.7.7.7:26500 from --local, checksums, lengths, indices in order)."""
+    lines, ok, index = [], True, 0
+    if os.path.getsize(pcap) <= 24:
+        return lines, False
+    for data, _ in RawPcapReader(pcap):
+        p = Ether(data)
+        ip, udp = p[IP], p[UDP]
+        good_ip, good_udp = ip.chksum, udp.chksum
+        del ip.chksum
+        del udp.chksum
+        q = Ether(bytes(p))
+        pl = bytes(udp.payload)
+        first, count = struct.unpack(">QH", pl[:10])
+        ok &= q[IP].chksum == good_ip and q[UDP].chksum == good_udp and ip.dst == "10.7.7.7" and \
+            udp.dport == 26500 and ip.src == "10.0.0.2" and udp.sport == 26402 and p.dst == "ff:ff:ff:ff:ff:ff" and \
+            first == index and 0 < count <= 29 and len(pl) == 12 + 48 * count and udp.len == 8 + len(pl)
+        for k in range(count):
+            seq, loc, _, _, ts, bpx, bsh, apx, ash = struct.unpack(">QHHIQIQIQ", pl[12 + 48 * k:60 + 48 * k])
+            lines.append("%d,%d,%d,%d,%d,%d,%d\n" % (seq, loc, ts, bpx, bsh, apx, ash))
+        index += count
+    return lines, ok
 
 
 def main():
@@ -95,6 +122,18 @@ def main():
         ck.check(len(reqs) == want["gaps"], "%s: one re-request a gap (%d, %d gaps)" % (name, len(reqs), want["gaps"]))
         ck.check(all(ok and s == want["session"].encode() and c > 0 for ok, s, (_, c) in reqs),
                  "%s: each re-request well formed, to --rerequest, for the session" % name)
+    # --events-udp: every event also as UDP, on the port's own TX queue: the same events as the CSV,
+    # in order, each once; the re-requests still on the pipeline's queue.
+    ref = gen(d, "messy", "--dup-every", "5", "--reorder-every", "7")
+    r, out = itch(d, "events-udp", ref["pcap"], "--rerequest", "10.9.8.7:4242", "--events-udp", "10.7.7.7:26500",
+                  events_tx=True)
+    print("\n".join(l for l in r.stdout.splitlines() if "events as UDP" in l))
+    lines, ok = events_sent(out["events"]) if r.returncode == 0 else ([], False)
+    want = open(ref["bbo"]).readlines()
+    ck.check(r.returncode == 0 and lines == want and ok, "events-udp: every event once, in order, as the CSV has "
+             "it, in well-formed datagrams (%d sent, %d events; exit %d)" % (len(lines), len(want), r.returncode))
+    ck.check(r.returncode == 0 and len(requests(out["tx"])) == json.load(open(ref["book"]))["gaps"] and
+             "conserved; pools full" in r.stdout, "events-udp: re-requests on the pipeline's queue, accounted")
     # Paced (--rx-pps, slower than the GPU path applies them): the same events, and the latency line.
     ref = gen(d, "plain")
     r, out = itch(d, "paced", ref["pcap"], "--rx-pps", "5000")

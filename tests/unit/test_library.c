@@ -309,6 +309,9 @@ test_create(void)
 	c.rx.nb_cores = 2;             /* the EAL gave 1 worker lcore */
 	REFUSED(&c, EINVAL, "rx.nb_cores (--nb-cores=2): the EAL gave 1");
 	gnio_conf_defaults(&c);
+	c.ports.app_txq = 2;
+	REFUSED(&c, EINVAL, "ports.app_txq 2: 0 or 1");
+	gnio_conf_defaults(&c);
 	REFUSED(NULL, EINVAL, "");
 	/* After every refusal the ports can still be used: defaults resolved. */
 	gnio_conf_defaults(&c);
@@ -327,6 +330,8 @@ test_create(void)
 	CHECK(gnio_pipeline_set_handler(p, "macswap") == 0);
 	CHECK(strcmp(gnio_pipeline_conf(p)->consumer.handler, "macswap") == 0);
 	CHECK(gnio_pipeline_set_handler(p, "nosuch") == -ENOENT);
+	/* No TX queue of the application's own was asked for; port 7 is not the pipeline's. */
+	CHECK(gnio_pipeline_app_txq(p, 0) == -ENOENT && gnio_pipeline_app_txq(p, 7) == -EINVAL);
 	CHECK(gnio_pipeline_destroy(p) == 0);
 	/* Destroy closed the ports it configured (DPDK then releases a virtual port). */
 	CHECK(rte_eth_dev_count_avail() == 0);
