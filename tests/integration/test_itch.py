@@ -19,6 +19,7 @@ import tempfile
 from scapy.all import IP, UDP, Ether, RawPcapReader
 
 from gnio_run import BUILD, Checker, eal_mem
+from udp_frames import udp_frames
 
 SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 GEN = os.path.join(SRC, "apps", "gnio-itch", "gnio-itchgen")
@@ -73,16 +74,10 @@ def events_sent(pcap):
     lines, ok, index = [], True, 0
     if os.path.getsize(pcap) <= 24:
         return lines, False
-    for data, _ in RawPcapReader(pcap):
-        p = Ether(data)
-        ip, udp = p[IP], p[UDP]
-        good_ip, good_udp = ip.chksum, udp.chksum
-        del ip.chksum
-        del udp.chksum
-        q = Ether(bytes(p))
+    for p, ip, udp, sums in udp_frames(pcap):
         pl = bytes(udp.payload)
         first, count = struct.unpack(">QH", pl[:10])
-        ok &= q[IP].chksum == good_ip and q[UDP].chksum == good_udp and ip.dst == "10.7.7.7" and \
+        ok &= sums and ip.dst == "10.7.7.7" and \
             udp.dport == 26500 and ip.src == "10.0.0.2" and udp.sport == 26402 and p.dst == "ff:ff:ff:ff:ff:ff" and \
             first == index and 0 < count <= 29 and len(pl) == 12 + 48 * count and udp.len == 8 + len(pl)
         for k in range(count):

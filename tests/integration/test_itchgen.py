@@ -18,9 +18,10 @@ import subprocess
 import sys
 import tempfile
 
-from scapy.all import IP, UDP, Ether, Raw, RawPcapReader, wrpcap
+from scapy.all import IP, UDP, Ether, Raw, wrpcap
 
 from gnio_run import BUILD, Checker
+from udp_frames import udp_frames
 
 GEN = os.path.join(os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", "..")),
                    "apps", "gnio-itch", "gnio-itchgen")
@@ -41,14 +42,8 @@ def gen(d, name, *args):
 def moldudp(pcap, ck):
     """(seq, count, messages) of each packet; checks each frame's headers and checksums."""
     out = []
-    for data, _ in RawPcapReader(pcap):
-        p = Ether(data)
-        ip, udp = p[IP], p[UDP]
-        good_ip, good_udp = ip.chksum, udp.chksum
-        del ip.chksum
-        del udp.chksum
-        q = Ether(bytes(p))
-        if not (q[IP].chksum == good_ip and q[UDP].chksum == good_udp and udp.dport == 26400):
+    for _, ip, udp, sums in udp_frames(pcap):
+        if not (sums and udp.dport == 26400):
             ck.check(False, "IPv4/UDP checksums and port of every frame")
             return out
         pl = bytes(udp.payload)
