@@ -32,7 +32,7 @@ struct ccb_stage {
 	int64_t oshape[2];
 	DLTensor out;
 	int32_t *at;           /* [max_pkts]: each packet's row, or -1 */
-	uint32_t q, seq, nb, n;
+	uint32_t n;            /* rows (the item itself: x->stage[] of the same index) */
 	int r;                 /* what batch() returned */
 	uint32_t held;         /* its input tensor not given back yet (any thread gives it back) */
 };
@@ -120,7 +120,7 @@ ccb_records(struct ccb *b, const struct gnio_comm_item *it, struct ccb_stage *st
 	struct gnio_pkt pk;
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < st->nb; i++) {
+	for (uint32_t i = 0; i < it->num_pkts; i++) {
 		const uint8_t *rec;
 
 		gnio_mbuf_pkt(((void *const *)it->mbufs)[i], rx_port, tx_port, &pk, segs, GNIO_HOST_SEGS);
@@ -153,15 +153,12 @@ ccb_launch(struct gnio_consumer *c, struct ccuda *x, uint32_t s, uint32_t q, uin
 
 	gnio_cuda_rt_stage_host(x->rt, s, &hbuf, &cap, &desc, &verd);
 	gnio_cuda_rt_stage_dev(x->rt, s, &dbuf, &stream, &ord);
-	st->q = q;
-	st->seq = seq;
-	st->nb = it->num_pkts;
 	st->r = 0;
 	if (b->h->row_at != NULL)
 		st->n = ccb_records(b, it, st, rx_port, tx_port, d->verdicts + (size_t)slot * d->max_pkts,
 				c->state, (uint64_t *)desc);
 	else
-		st->n = gnio_batch_rows(b->h, it->mbufs, st->nb, rx_port, tx_port,
+		st->n = gnio_batch_rows(b->h, it->mbufs, it->num_pkts, rx_port, tx_port,
 				d->verdicts + (size_t)slot * d->max_pkts, c->state, hbuf, st->at);
 	if (st->n != 0) {
 		struct gnio_batch gb = { .in = &st->t, .out = &st->out, .stream = stream };
@@ -202,8 +199,9 @@ ccb_finish(struct gnio_consumer *c, struct ccuda *x)
 {
 	struct ccb *b = x->batch;
 	struct ccb_stage *st = &b->st[x->stage_head];
-	struct gnio_bq_dev *d = x->qs[st->q];
-	uint32_t slot = st->seq & (d->nb_items - 1);
+	const struct cc_stage *item = &x->stage[x->stage_head];
+	struct gnio_bq_dev *d = x->qs[item->q];
+	uint32_t slot = item->seq & (d->nb_items - 1);
 	const struct gnio_comm_item *it = &d->items[slot];
 	uint16_t rx_port = d->item_port[slot];
 	uint16_t tx_port = c->fwd != NULL && rx_port < GNIO_MAX_PORTS ? c->fwd[rx_port] : rx_port;
@@ -213,7 +211,7 @@ ccb_finish(struct gnio_consumer *c, struct ccuda *x)
 	size_t cap;
 
 	gnio_cuda_rt_stage_host(x->rt, x->stage_head, &hbuf, &cap, &desc, &verd);
-	d->item_uniform[slot] = gnio_batch_answers(b->h, it->mbufs, st->nb, rx_port, tx_port,
+	d->item_uniform[slot] = gnio_batch_answers(b->h, it->mbufs, item->nb, rx_port, tx_port,
 			d->verdicts + (size_t)slot * d->max_pkts, c->state, hbuf + b->out_off, st->at,
 			st->r);
 	gnio_shm_status_release(it->status_h, GNIO_BQ_DONE);

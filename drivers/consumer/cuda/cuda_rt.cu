@@ -210,8 +210,9 @@ gnio_cuda_rt_stage_to_dev(gnio_cuda_rt *rt, uint32_t s, size_t off, size_t bytes
 	rt_stage *st = &rt->stages[s];
 
 	RT_CHECK(cudaSetDevice(rt->ordinal), "cudaSetDevice");
-	RT_CHECK(cudaMemcpyAsync(st->d_buf + off, st->h_buf + off, bytes, cudaMemcpyHostToDevice,
-			st->stream), "cudaMemcpyAsync (rows in)");
+	if (bytes != 0)
+		RT_CHECK(cudaMemcpyAsync(st->d_buf + off, st->h_buf + off, bytes, cudaMemcpyHostToDevice,
+				st->stream), "cudaMemcpyAsync (rows in)");
 	return 0;
 }
 

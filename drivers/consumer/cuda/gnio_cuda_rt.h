@@ -97,7 +97,8 @@ void gnio_cuda_rt_stage_dev(struct gnio_cuda_rt *rt, uint32_t s, uint8_t **dbuf,
 
 /**
  * Stage @p s: make its device current on the calling thread, then queue the
- * copy of @p bytes at @p off of its host buffer to its device buffer. 0 or -EIO.
+ * copy of @p bytes at @p off of its host buffer to its device buffer (none for 0).
+ * 0 or -EIO.
  */
 int gnio_cuda_rt_stage_to_dev(struct gnio_cuda_rt *rt, uint32_t s, size_t off, size_t bytes,
 		char *err, size_t len);

@@ -136,6 +136,7 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 				if (!ok)
 					gnio_item_set_verdict(it, i, v);
 			}
+			n += __popc(mask);
 			/* The records into their rows, each by the whole warp. */
 			while (mask != 0) {
 				int k = __ffs(mask) - 1;
@@ -145,7 +146,6 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 				mask &= mask - 1;
 				batch_copy(rows + (size_t)r * B::in_bytes, s, B::in_bytes, lane);
 			}
-			n += __popc(__ballot_sync(0xffffffffu, ok));
 		}
 		__syncwarp();
 		if (n != 0) {
