@@ -12,10 +12,12 @@
 #include <rte_gpudev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_memory.h>
 
 #include "gnio_log.h"
 #include "gnio_mem.h"
+#include "mem_priv.h"
 
 RTE_LOG_REGISTER(gnio_mem_logtype, gnio.mem, NOTICE);
 #define MEM_LOG(level, ...) GNIO_LOG(gnio_mem_logtype, level, __VA_ARGS__)
@@ -192,6 +194,24 @@ mem_teardown(struct gnio_mem_pool *p)
 	rte_free(p);
 }
 
+/*
+ * The ops of a host or pinned pool: what the user named (EAL --mbuf-pool-ops-name),
+ * else gnio's per-lcore stacks (mem_lifo.c), else DPDK's default (NULL).
+ */
+static const char *
+mem_pool_ops(void)
+{
+	const char *user = rte_mbuf_user_mempool_ops();
+
+	if (user != NULL)
+		return user;
+	if (mem_lifo_register())
+		return MEM_LIFO_OPS;
+	MEM_LOG(NOTICE, "mempool ops %s cannot be registered (DPDK's table is full): "
+			"the default ops", MEM_LIFO_OPS);
+	return NULL;
+}
+
 struct gnio_mem_pool *
 gnio_mem_pool_create(const struct gnio_mem_conf *conf)
 {
@@ -215,11 +235,19 @@ gnio_mem_pool_create(const struct gnio_mem_conf *conf)
 	if (conf->mode == GNIO_MEM_GPU) {
 		ret = mem_gpu_setup(p, conf);
 	} else {
-		p->mp = rte_pktmbuf_pool_create(conf->name, conf->nb_mbufs, conf->cache, 0,
-				conf->data_room, conf->socket);
+		const char *ops = mem_pool_ops();
+		/*
+		 * DPDK's per-lcore cache stays in front of gnio's stacks: PMDs free one
+		 * mbuf at a time (net_null, many TX completions), and only the cache
+		 * makes that cheap.
+		 */
+		uint32_t cache = conf->cache;
+
+		p->mp = rte_pktmbuf_pool_create_by_ops(conf->name, conf->nb_mbufs, cache, 0,
+				conf->data_room, conf->socket, ops);
 		if (p->mp == NULL && conf->socket != SOCKET_ID_ANY)
-			p->mp = rte_pktmbuf_pool_create(conf->name, conf->nb_mbufs, conf->cache, 0,
-					conf->data_room, SOCKET_ID_ANY);
+			p->mp = rte_pktmbuf_pool_create_by_ops(conf->name, conf->nb_mbufs, cache, 0,
+					conf->data_room, SOCKET_ID_ANY, ops);
 		if (p->mp == NULL) {
 			MEM_LOG(ERR, "mempool %s (%u mbufs): %s", conf->name, conf->nb_mbufs,
 					rte_strerror(rte_errno));
@@ -235,8 +263,8 @@ gnio_mem_pool_create(const struct gnio_mem_conf *conf)
 		rte_errno = -ret;
 		return NULL;
 	}
-	MEM_LOG(INFO, "pool %s: %u mbufs, %s memory", conf->name, conf->nb_mbufs,
-			gnio_mem_mode_name(conf->mode));
+	MEM_LOG(INFO, "pool %s: %u mbufs, %s memory, ops %s", conf->name, conf->nb_mbufs,
+			gnio_mem_mode_name(conf->mode), rte_mempool_get_ops(p->mp->ops_index)->name);
 	return p;
 }
 
