@@ -91,7 +91,9 @@ struct rte_mbuf **gnio_burstq_slots(struct gnio_burstq *q, uint16_t rx_port, uin
 
 /**
  * Describe the @p n mbufs just written at gnio_burstq_slots(); publishes the
- * item when it is full. @p tsc is when they were received.
+ * item when it is full. @p tsc is when they were received; it is kept only
+ * for an item's first packets (read when gnio_burstq_pending() is 0), so a
+ * caller may pass anything for the later ones.
  */
 void gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t tsc);
 

@@ -109,6 +109,8 @@ pl_auto_mbufs(const struct gnio_pipeline *p, const struct pl_gpu *g, uint16_t nb
 void
 pl_bind_handler(struct gnio_pipeline *p)
 {
+	/* Read by the RX lcores on every burst: one flag beside the others they read. */
+	p->rx_generates = (p->conf.handler->flags & GNIO_HANDLER_GENERATES) != 0;
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		struct gnio_consumer *cons = &p->gpu[g].consumer;
 

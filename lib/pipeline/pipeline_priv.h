@@ -181,6 +181,7 @@ struct gnio_pipeline {
 	uint64_t flush_cycles;
 	uint64_t pace_q16;                  /* --rx-pps: TSC cycles x 65536 per packet per queue; 0 = off */
 	uint64_t pace_behind;               /* --rx-pps: TSC cycles a queue may fall behind and catch up */
+	bool rx_generates;                  /* the handler makes its packets (GNIO_HANDLER_GENERATES) */
 	bool running;
 	uint8_t port_state[GNIO_MAX_PORTS];  /* enum pl_port_state: what create did to each port */
 	bool failed;                        /* a consumer failed while running (poll said so) */

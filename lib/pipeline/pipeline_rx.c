@@ -127,7 +127,7 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 
 	slots = gnio_burstq_slots(bq, rq->port, &room);
 	if (slots == NULL) {
-		if (p->conf.overload == GNIO_OVERLOAD_BACKPRESSURE || (p->conf.handler->flags & GNIO_HANDLER_GENERATES))
+		if (p->conf.overload == GNIO_OVERLOAD_BACKPRESSURE || p->rx_generates)
 			return 0;
 		/* Ring full: receive and drop, counted, so the NIC is not blamed. */
 		want = rx_reserve(p, most);
@@ -145,7 +145,7 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 	want = rx_reserve(p, most);
 	if (want == 0)
 		n = 0;
-	else if ((p->conf.handler->flags & GNIO_HANDLER_GENERATES))
+	else if (p->rx_generates)
 		n = rx_generate(p, p->gpu[rq->gpu].pool, slots, (uint16_t)want);
 	else
 		n = rte_eth_rx_burst(rq->port, rq->queue, slots, (uint16_t)want);
@@ -154,9 +154,12 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 		rx_first(p, rq, slots, n);
 	if (n != 0) {
 		/* Counted before the item can be published: a snapshot never sees it processed first. */
-		pl_count((p->conf.handler->flags & GNIO_HANDLER_GENERATES) ? &lc->cnt.gen[rq->port] : &lc->cnt.rx[rq->port], n);
-		/* The one timestamp of a burst: when rx_burst returned it (latency start). */
-		gnio_burstq_commit(bq, n, rq->port, rte_rdtsc());
+		pl_count(p->rx_generates ? &lc->cnt.gen[rq->port] : &lc->cnt.rx[rq->port], n);
+		/*
+		 * The one timestamp of an item: when rx_burst returned its first packets
+		 * (latency start); later bursts of the item do not need one.
+		 */
+		gnio_burstq_commit(bq, n, rq->port, gnio_burstq_pending(bq) == 0 ? rte_rdtsc() : 0);
 	}
 	/*
 	 * Publish a partial item when the queue came back short (drained: nothing
@@ -169,7 +172,8 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 			rte_rdtsc() - gnio_burstq_pending_since(bq) >= p->flush_cycles)))
 		gnio_burstq_publish(bq);
 	/* Paced: the next burst is due once these packets' time has passed. */
-	rx_paced(p, rq, n);
+	if (p->pace_q16 != 0)
+		rx_paced(p, rq, n);
 	return n;
 }
 
