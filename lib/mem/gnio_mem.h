@@ -4,6 +4,11 @@
  * Mbuf pools for the memory modes: host (hugepage mempool), pinned (host
  * memory registered with the GPU), gpu (device memory the NIC DMAs into).
  * Registration happens once, at creation; never per packet.
+ * Host and pinned pools use gnio's mempool ops "gnio_lifo" (a stack per lcore
+ * behind DPDK's per-lcore caches, see mem_lifo.c) unless EAL's
+ * --mbuf-pool-ops-name names others; DPDK's ops table is per process, so a
+ * secondary process that takes mbufs from these pools needs the same ops
+ * (dpdk-dumpcap and dpdk-pdump do not: they copy into pools of their own).
  * Not thread-safe: call from the control lcore.
  */
 #ifndef GNIO_MEM_H
