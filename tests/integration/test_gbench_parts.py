@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""gnio-bench's parts that the GPU machine relies on and the development machine cannot run
+whole: the ports and queues of an RX lcore count (15 lcores: 3 ports of 5 queues, every lcore one
+queue), dpdk-testpmd's rate summed over any number of ports, and the lcores plot (against RX
+lcores, beside dpdk-testpmd) drawn from a results file."""
+import importlib.machinery
+import importlib.util
+import os
+import tempfile
+
+from gnio_run import Checker
+
+SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def load_gbench():
+    path = os.path.join(SRC, "apps", "gnio-bench", "gnio-bench")
+    loader = importlib.machinery.SourceFileLoader("gnio_bench", path)
+    spec = importlib.util.spec_from_loader("gnio_bench", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def main():
+    ck = Checker("gbench-parts")
+    gb = load_gbench()
+    for n, want in ((1, (2, 1)), (2, (2, 1)), (4, (2, 2)), (8, (2, 4)), (15, (3, 5)), (9, (3, 3)),
+                    (7, (7, 1))):
+        got = gb.port_layout(n)
+        ck.check(got == want and got[0] * got[1] in (n, 2), "%d RX lcores: %r, want %r" % (n, got, want))
+    # Three ports: each period's three Rx-pps lines make one figure.
+    out = "".join("  Rx-pps: %d\n  Rx-pps: %d\n  Rx-pps: %d\n" % (a, b, c)
+                  for a, b, c in ((1000000, 2000000, 3000000), (2000000, 2000000, 2000000)))
+    ck.check(gb.testpmd_rates(out, 3) == [6.0, 6.0], "3 ports: %r" % gb.testpmd_rates(out, 3))
+    ck.check(gb.testpmd_rates(out, 2) == [3.0, 5.0, 4.0], "2 ports: %r" % gb.testpmd_rates(out, 2))
+    pts = []
+    for n, mpps in ((1, 58.7), (2, 112.5), (4, 199.4), (8, 319.8), (15, 334.6)):
+        pts.append(dict(section="lcores", program="gnio-testpmd", consumer="cuda", mem="pinned", size=64,
+                        burst=32, rx_lcores=n, copy=0, mode="macswap", processed_mpps=mpps,
+                        gbps_nominal=True))
+    for n, mpps in ((4, 284.7), (8, 442.7), (15, 714.8)):
+        pts.append(dict(section="lcores", program="dpdk-testpmd", consumer="-", mem="-", size=64, burst=32,
+                        rx_lcores=n, copy=0, mode="macswap", processed_mpps=mpps, gbps_nominal=True))
+    with tempfile.TemporaryDirectory() as d:
+        made = gb.plots(pts, d)
+        png = os.path.join(d, "lcores.png")
+        ck.check(png in made and os.path.getsize(png) > 10000, "lcores.png not drawn: %r" % made)
+        # No lcores section: no lcores plot.
+        made = gb.plots([dict(p, section="size") for p in pts], d + "/")
+        ck.check(not any(m.endswith("lcores.png") for m in made), "lcores.png drawn without the section")
+    return ck.finish()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
