@@ -6,19 +6,23 @@
  * Why: on the GPU path an lcore holds about a thousand mbufs in flight, and
  * that number swings by hundreds as the GPU completes items in groups. A
  * DPDK 22.11 per-lcore cache (at most RTE_MEMPOOL_CACHE_MAX_SIZE) then
- * overflows and runs dry in turn: it flushes the objects it was given last
- * and refills from a FIFO ring that every lcore shares, so nearly every mbuf
- * went round the whole pool and came back cold, often from another core's
- * cache (perf on the H200: the PMD's mbuf reset was the hottest code of the
- * RX lcores). Here what an lcore's cache flushes goes onto the lcore's own
+ * overflows and runs dry in turn: when full it flushes all it holds to a
+ * FIFO ring that every lcore shares, and when empty it refills from the
+ * ring's head, the objects flushed longest ago; so nearly every mbuf went
+ * round the whole pool and came back cold, often from another core's cache
+ * (perf on the H200: the PMD's mbuf reset was the hottest code of the RX
+ * lcores). Here what an lcore's cache flushes goes onto the lcore's own
  * stack and is what the cache gets back next, while its lines are still in
  * the core's cache; only the oldest spill to the shared ring. A get takes
- * from the lcore's stack, then the ring, then the other stacks, so no free
- * object is out of reach.
+ * from the lcore's stack; one that finds it short first moves objects onto
+ * it from the ring, then from the other stacks, so no free object is out of
+ * reach.
  *
- * Concurrency: each stack has a spinlock; only its lcore takes it, except a
- * get that found the ring empty (it then takes the others' in turn).
- * Threads without an lcore id share one extra stack.
+ * Concurrency: each stack has a spinlock; its lcore takes it, and another
+ * lcore only to move objects off it, a chunk at a time; no one holds two.
+ * Threads without an lcore id share one extra stack. A get writes its
+ * objects only when it has them all (tests/unit/test_mempool_lifo.c has two
+ * lcores take and give back at random, checking no object is held twice).
  */
 #include <errno.h>
 #include <string.h>
@@ -36,6 +40,8 @@
 /* Objects a stack keeps: more than an lcore's packets in flight swing by (a power of two). */
 #define LIFO_CAP 8192u
 #define LIFO_SHARED RTE_MAX_LCORE
+/* Objects moved at a time from the ring or another stack onto a short one. */
+#define LIFO_CHUNK 256u
 
 struct lifo_stack {
 	rte_spinlock_t lock;
@@ -178,49 +184,114 @@ lifo_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 	return 0;
 }
 
-/* The other stacks, for what the ring could not give (@return how many were found). */
-static uint32_t
-lifo_steal(struct lifo_pool *lp, struct lifo_stack *mine, void **objs, uint32_t n)
+/* Put @p n objects under the others of @p s (lock held; they fit): they go out last. */
+static void
+lifo_push_under(struct lifo_stack *s, void *const *objs, uint32_t n)
 {
-	uint32_t got = 0;
+	s->bottom = (s->bottom + LIFO_CAP - n) % LIFO_CAP;
+	lifo_copy_in(s, s->bottom, objs, n);
+	s->len += n;
+}
+
+/*
+ * Move up to @p n objects onto stack @p s, under what it holds, from @p from
+ * (another lcore's stack) or, when NULL, from the spill ring; a chunk at a
+ * time, never holding two locks. @return how many moved.
+ */
+static uint32_t
+lifo_fill(struct lifo_pool *lp, struct lifo_stack *s, struct lifo_stack *from, uint32_t n)
+{
+	void *tmp[LIFO_CHUNK];
+	uint32_t moved = 0;
+
+	while (moved < n) {
+		uint32_t k = RTE_MIN(n - moved, LIFO_CHUNK);
+
+		if (from == NULL) {
+			k = rte_ring_dequeue_burst(lp->spill, tmp, k, NULL);
+		} else {
+			rte_spinlock_lock(&from->lock);
+			k = lifo_pop(from, tmp, k);
+			rte_spinlock_unlock(&from->lock);
+		}
+		if (k == 0)
+			break;
+		rte_spinlock_lock(&s->lock);
+		if (s->len + k > LIFO_CAP) {
+			/* Filled meanwhile by its own lcore's puts: what does not fit goes back to the ring. */
+			uint32_t fit = LIFO_CAP - s->len;
+
+			rte_ring_enqueue_bulk(lp->spill, tmp + fit, k - fit, NULL);
+			k = fit;
+		}
+		lifo_push_under(s, tmp, k);
+		rte_spinlock_unlock(&s->lock);
+		moved += k;
+	}
+	return moved;
+}
+
+/*
+ * More than a stack holds at once (a get with no cache): gathered straight
+ * into @p objs; when the pool is short, every object taken goes back and
+ * -ENOBUFS, with @p objs overwritten (DPDK's caches never ask this much).
+ */
+static int
+lifo_dequeue_big(struct lifo_pool *lp, struct lifo_stack *mine, void **objs, uint32_t n)
+{
+	uint32_t got = rte_ring_dequeue_burst(lp->spill, objs, n, NULL);
 
 	for (unsigned int i = 0; i <= RTE_MAX_LCORE && got < n; i++) {
 		struct lifo_stack *s = &lp->st[i];
 
-		if (s == mine || s->objs == NULL || __atomic_load_n(&s->len, __ATOMIC_RELAXED) == 0)
+		if (s->objs == NULL || __atomic_load_n(&s->len, __ATOMIC_RELAXED) == 0)
 			continue;
 		rte_spinlock_lock(&s->lock);
 		got += lifo_pop(s, objs + got, n - got);
 		rte_spinlock_unlock(&s->lock);
 	}
-	return got;
+	if (got == n)
+		return 0;
+	rte_spinlock_lock(&mine->lock);
+	lifo_push(lp, mine, objs, got);
+	rte_spinlock_unlock(&mine->lock);
+	return -ENOBUFS;
 }
 
+/*
+ * All or nothing, and nothing written to @p objs on failure: DPDK's cache
+ * refills into its own array and counts on the objects it still holds there
+ * when the refill fails.
+ */
 static int
 lifo_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 {
 	struct lifo_pool *lp = mp->pool_data;
 	struct lifo_stack *s = lifo_mine(lp);
-	uint32_t own, rest, got;
+	uint32_t have;
 
-	/* The warmest objects last: the cache hands out its top first. */
+	if (n > LIFO_CAP)
+		return lifo_dequeue_big(lp, s, objs, n);
 	rte_spinlock_lock(&s->lock);
-	own = RTE_MIN(n, s->len);
-	lifo_pop(s, objs + n - own, own);
+	have = s->len;
+	if (have < n) {
+		/* Short: first the spill ring, then the other lcores' stacks, onto this one. */
+		rte_spinlock_unlock(&s->lock);
+		have += lifo_fill(lp, s, NULL, n - have);
+		for (unsigned int i = 0; i <= RTE_MAX_LCORE && have < n; i++)
+			if (&lp->st[i] != s && lp->st[i].objs != NULL &&
+					__atomic_load_n(&lp->st[i].len, __ATOMIC_RELAXED) != 0)
+				have += lifo_fill(lp, s, &lp->st[i], n - have);
+		rte_spinlock_lock(&s->lock);
+		if (s->len < n) {
+			rte_spinlock_unlock(&s->lock);
+			return -ENOBUFS;
+		}
+	}
+	/* The warmest objects last: a cache hands out its top first. */
+	lifo_pop(s, objs, n);
 	rte_spinlock_unlock(&s->lock);
-	rest = n - own;
-	if (rest == 0 || rte_ring_dequeue_bulk(lp->spill, objs, rest, NULL) == rest)
-		return 0;
-	got = rte_ring_dequeue_burst(lp->spill, objs, rest, NULL);
-	got += lifo_steal(lp, s, objs + got, rest - got);
-	if (got == rest)
-		return 0;
-	/* Not enough in the whole pool: all or nothing, as every mempool driver. */
-	rte_spinlock_lock(&s->lock);
-	lifo_push(lp, s, objs, got);
-	lifo_push(lp, s, objs + n - own, own);
-	rte_spinlock_unlock(&s->lock);
-	return -ENOBUFS;
+	return 0;
 }
 
 static unsigned int
