@@ -236,18 +236,17 @@ gnio_mem_pool_create(const struct gnio_mem_conf *conf)
 		ret = mem_gpu_setup(p, conf);
 	} else {
 		const char *ops = mem_pool_ops();
+
 		/*
 		 * DPDK's per-lcore cache stays in front of gnio's stacks: PMDs free one
 		 * mbuf at a time (net_null, many TX completions), and only the cache
 		 * makes that cheap.
 		 */
-		uint32_t cache = conf->cache;
-
-		p->mp = rte_pktmbuf_pool_create_by_ops(conf->name, conf->nb_mbufs, cache, 0,
+		p->mp = rte_pktmbuf_pool_create_by_ops(conf->name, conf->nb_mbufs, conf->cache, 0,
 				conf->data_room, conf->socket, ops);
 		if (p->mp == NULL && conf->socket != SOCKET_ID_ANY)
-			p->mp = rte_pktmbuf_pool_create_by_ops(conf->name, conf->nb_mbufs, cache, 0,
-					conf->data_room, SOCKET_ID_ANY, ops);
+			p->mp = rte_pktmbuf_pool_create_by_ops(conf->name, conf->nb_mbufs, conf->cache,
+					0, conf->data_room, SOCKET_ID_ANY, ops);
 		if (p->mp == NULL) {
 			MEM_LOG(ERR, "mempool %s (%u mbufs): %s", conf->name, conf->nb_mbufs,
 					rte_strerror(rte_errno));
