@@ -12,8 +12,10 @@
  * Usage: gnio-itch EAL-ARGS -- [--consumer host|cuda-kernel] [--gpu NAME]
  *        [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
- *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--rx-pps N]
+ *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--shards N] [--rx-pps N]
  *        [--backpressure] [--events-udp IP:PORT]
+ * --shards splits the book by stock locate (the GPU path: always ITCH_MAX_SHARDS,
+ * one warp each); the results are the same with any number.
  * --events-udp sends every BBO event as UDP to IP:PORT (from --local) on the
  * first port's own TX queue (itch_send.h).
  * --rx-pps paces reception (packets/s) for latency runs; at the end the program
@@ -41,7 +43,7 @@
 #define APP "gnio-itch"
 
 struct opts {
-	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps;
+	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards;
 	uint32_t req_ip, local_ip, ev_ip;
 	uint16_t req_port, local_port, ev_port;
 	bool exit_at_end;
@@ -92,7 +94,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "levels", required_argument, NULL, 'L' }, { "max-pending", required_argument, NULL, 'p' },
 		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
 		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
-		{ "events-udp", required_argument, NULL, 'E' },
+		{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -118,6 +120,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'o': o->orders = pow2("--orders", optarg); break;
 		case 'L': o->levels = pow2("--levels", optarg); break;
 		case 'p': o->max_pending = pow2("--max-pending", optarg); break;
+		case 'S': o->shards = num("--shards", optarg, 1, ITCH_MAX_SHARDS); break;
 		case 'c':
 			if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda-kernel") != 0)
 				app_fail("--consumer=%s: host or cuda-kernel", optarg);
@@ -131,7 +134,8 @@ parse(int argc, char **argv, struct opts *o)
 					"[--udp-port N] [--rerequest IP:PORT] "
 					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
-					"[--max-pending N] [--rx-pps N] [--backpressure] [--events-udp IP:PORT]\n");
+					"[--max-pending N] [--shards N] [--rx-pps N] [--backpressure] "
+					"[--events-udp IP:PORT]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -139,6 +143,16 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
+	if (strcmp(o->consumer, "host") != 0) {
+		if (o->shards != 0 && o->shards != ITCH_MAX_SHARDS) {
+			fprintf(stderr, APP ": --shards=%u: the GPU path has %u (one warp each)\n", o->shards,
+					ITCH_MAX_SHARDS);
+			exit(2);
+		}
+		o->shards = ITCH_MAX_SHARDS;
+	} else if (o->shards == 0) {
+		o->shards = 1;
+	}
 	if (o->bbo != NULL)
 		gnio_app_check_output(APP, "--bbo-csv", o->bbo);
 	if (o->json != NULL)
@@ -275,7 +289,7 @@ main(int argc, char **argv)
 	if (p == NULL)
 		app_fail("%s", err);
 	ev = gnio_pipeline_events_create(p, sizeof(struct itch_event), 1u << 16);
-	size = offsetof(struct itch_state, feed) + itch_feed_bytes(o.orders, o.levels, o.max_pending);
+	size = offsetof(struct itch_state, feed) + itch_feed_bytes(o.orders, o.levels, o.max_pending, o.shards);
 	st = aligned_alloc(64, (size + 63) & ~(size_t)63);
 	if (ev == NULL || st == NULL || gnio_pipeline_state_alloc(p, size, NULL) != 0)
 		app_fail("%s", "cannot make the book's state (--orders, --levels, --max-pending smaller?)");
@@ -284,7 +298,8 @@ main(int argc, char **argv)
 	st->udp_port = o.udp_port;
 	st->local_port = o.local_port;
 	itch_feed_init(&st->feed, (uintptr_t)gnio_pipeline_state(p, 0) + offsetof(struct itch_state, feed),
-			o.orders, o.levels, o.max_pending, (uint64_t)o.gap_ms * 1000000, gnio_events_ring(ev, 0));
+			o.orders, o.levels, o.max_pending, o.shards, (uint64_t)o.gap_ms * 1000000,
+			gnio_events_ring(ev, 0));
 	rte_eth_macaddr_get(ports[0], &mac);
 	request_headers(st->feed.req_hdr, &o, &mac);
 	if (gnio_pipeline_state_write(p, 0, 0, st, size) != 0)
@@ -300,8 +315,8 @@ main(int argc, char **argv)
 	}
 	if (gnio_pipeline_start(p) != 0)
 		app_fail("cannot start: %s", gnio_pipeline_error(p));
-	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels, gap timeout %u ms, "
-			"consumer %s\n", nb, o.udp_port, o.orders, o.levels, o.gap_ms, o.consumer);
+	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels in %u shard(s), gap timeout "
+			"%u ms, consumer %s\n", nb, o.udp_port, o.orders, o.levels, o.shards, o.gap_ms, o.consumer);
 	fflush(stdout);
 	t0 = rte_get_timer_cycles();
 	while (!gnio_app_quit) {
@@ -339,26 +354,28 @@ main(int argc, char **argv)
 				offsetof(struct itch_state, feed)));
 		struct itch_counts c = { .next_seq = f->next, .packets = f->packets + f->other_session,
 			.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
+		struct itch_book t;
 
 		itch_feed_rebase(f, d);
+		itch_feed_totals(f, &t);
 		memcpy(c.session, f->session, 10);
 		printf(APP ": %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %"
 				PRIu64 " messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64
 				" re-requests, %" PRIu64 " messages lost), %" PRIu64 " BBO events, unknown_ref %"
 				PRIu64 ", book_full %" PRIu64 ", malformed %" PRIu64 ", unknown types %" PRIu64
 				", live orders %u, other sessions %" PRIu64 "%s\n", f->packets, f->heartbeats,
-				f->duplicates, f->book.messages, f->next, f->gaps, f->rerequests, f->lost, events,
-				f->book.unknown_ref, f->book.book_full, f->malformed + f->book.malformed,
-				f->book.unknown_type, f->book.live_orders, f->other_session,
+				f->duplicates, t.messages, f->next, f->gaps, f->rerequests, f->lost, events,
+				t.unknown_ref, t.book_full, f->malformed + t.malformed, t.unknown_type,
+				t.live_orders, f->other_session,
 				f->ended ? ", session ended" : "");
 		if (f->last_ns > f->first_ns)
 			printf(APP ": %.3f s from the first packet to the last: %.2f M messages/s applied\n",
 					(double)(f->last_ns - f->first_ns) / 1e9,
-					(double)f->book.messages * 1e3 / (double)(f->last_ns - f->first_ns));
+					(double)t.messages * 1e3 / (double)(f->last_ns - f->first_ns));
 		if (o.json != NULL) {
 			FILE *j = fopen(o.json, "w");
 
-			if (j == NULL || itch_write_json(j, &f->book, o.depth, &c) != 0 || fclose(j) != 0) {
+			if (j == NULL || itch_write_json(j, f->book, f->nb_shards, o.depth, &c) != 0 || fclose(j) != 0) {
 				fprintf(stderr, APP ": cannot write --book-json=%s\n", o.json);
 				ret = 1;
 			}

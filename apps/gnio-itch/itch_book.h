@@ -7,11 +7,18 @@
  * levels, each a power of two. A full table counts book_full and refuses the
  * add; nothing is ever read outside a message or the tables.
  *
- * Orders: an open-addressing table keyed by order reference (linear probing,
- * deletion by backward shift). Price levels: a pool, an index keyed by (stock,
+ * Orders: an open-addressing table keyed by stock locate and order reference
+ * (hashed by the reference; linear probing, deletion by backward shift): an
+ * execute, cancel, delete or replace names an order of the message's stock. Price levels: a pool, an index keyed by (stock,
  * side, price) of the same kind, and per stock and side a list sorted best
  * first (bids highest first, asks lowest first): the best level is the head,
  * and a new level is put in place walking from the best, where most activity is.
+ *
+ * A book may be one shard of several (itch_feed.h splits the stocks by
+ * locate): each shard has its own orders and levels, the per-locate tables
+ * are shared (a locate belongs to one shard), and the capacities count the
+ * live orders and levels of all shards (other_orders, other_levels: those of
+ * the others, set by whoever applies a message).
  */
 #ifndef GNIO_ITCH_BOOK_H
 #define GNIO_ITCH_BOOK_H
@@ -104,21 +111,32 @@ struct itch_book {
 	uint8_t *seen;               /* [ITCH_LOCATES] 1: a directory message or an order */
 	uint32_t free_level;
 	uint32_t live_orders;
+	uint32_t live_levels;
+	uint32_t other_orders, other_levels;   /* live in the other shards (0 for a whole book) */
 	uint64_t messages, unknown_ref, book_full, unknown_type, malformed;
 };
+
+/* Bytes of one shard's own tables: orders, levels and their index. */
+GNIO_HD static inline uint64_t
+itch_book_table_bytes(uint32_t order_cap, uint32_t level_cap)
+{
+	return (uint64_t)order_cap * sizeof(struct itch_order) +
+		(uint64_t)level_cap * (sizeof(struct itch_level) + 2 * sizeof(uint32_t));
+}
+
+/* Bytes of the per-locate tables: best levels, names, seen. */
+#define ITCH_LOCATE_BYTES ((uint64_t)ITCH_LOCATES * (2 * sizeof(uint32_t) + 8 + 1))
 
 /* Bytes of memory a book of these capacities needs (itch_book_init lays it out). */
 GNIO_HD static inline uint64_t
 itch_book_bytes(uint32_t order_cap, uint32_t level_cap)
 {
-	return (uint64_t)order_cap * sizeof(struct itch_order) +
-		(uint64_t)level_cap * (sizeof(struct itch_level) + 2 * sizeof(uint32_t)) +
-		(uint64_t)ITCH_LOCATES * (2 * sizeof(uint32_t) + 8 + 1);
+	return itch_book_table_bytes(order_cap, level_cap) + ITCH_LOCATE_BYTES;
 }
 
-/* Lay a book out in @p mem (itch_book_bytes(), 8-byte aligned); capacities are powers of two. */
+/* Lay a shard's own tables out in @p mem (itch_book_table_bytes(), 8-byte aligned), counts 0. */
 GNIO_HD static inline void
-itch_book_init(struct itch_book *b, void *mem, uint32_t order_cap, uint32_t level_cap)
+itch_book_init_tables(struct itch_book *b, void *mem, uint32_t order_cap, uint32_t level_cap)
 {
 	uint8_t *p = (uint8_t *)mem;
 
@@ -127,12 +145,6 @@ itch_book_init(struct itch_book *b, void *mem, uint32_t order_cap, uint32_t leve
 	b->levels = (struct itch_level *)p;
 	p += (uint64_t)level_cap * sizeof(struct itch_level);
 	b->lindex = (uint32_t *)p;
-	p += (uint64_t)level_cap * 2 * sizeof(uint32_t);
-	b->head = (uint32_t *)p;
-	p += (uint64_t)ITCH_LOCATES * 2 * sizeof(uint32_t);
-	b->names = (char (*)[8])p;
-	p += (uint64_t)ITCH_LOCATES * 8;
-	b->seen = p;
 	b->order_cap = order_cap;
 	b->level_cap = level_cap;
 	for (uint32_t i = 0; i < order_cap; i++)
@@ -143,6 +155,22 @@ itch_book_init(struct itch_book *b, void *mem, uint32_t order_cap, uint32_t leve
 		b->levels[i].used = 0;
 		b->levels[i].next = i + 1 < level_cap ? i + 1 : ITCH_NONE;
 	}
+	b->free_level = 0;
+	b->live_orders = b->live_levels = b->other_orders = b->other_levels = 0;
+	b->messages = b->unknown_ref = b->book_full = b->unknown_type = b->malformed = 0;
+}
+
+/* Lay the per-locate tables out in @p mem (ITCH_LOCATE_BYTES), empty. */
+GNIO_HD static inline void
+itch_book_init_locates(struct itch_book *b, void *mem)
+{
+	uint8_t *p = (uint8_t *)mem;
+
+	b->head = (uint32_t *)p;
+	p += (uint64_t)ITCH_LOCATES * 2 * sizeof(uint32_t);
+	b->names = (char (*)[8])p;
+	p += (uint64_t)ITCH_LOCATES * 8;
+	b->seen = p;
 	for (uint32_t i = 0; i < ITCH_LOCATES * 2; i++)
 		b->head[i] = ITCH_NONE;
 	for (uint32_t i = 0; i < ITCH_LOCATES; i++) {
@@ -150,9 +178,14 @@ itch_book_init(struct itch_book *b, void *mem, uint32_t order_cap, uint32_t leve
 		for (int k = 0; k < 8; k++)
 			b->names[i][k] = ' ';
 	}
-	b->free_level = 0;
-	b->live_orders = 0;
-	b->messages = b->unknown_ref = b->book_full = b->unknown_type = b->malformed = 0;
+}
+
+/* Lay a whole book out in @p mem (itch_book_bytes(), 8-byte aligned); capacities are powers of two. */
+GNIO_HD static inline void
+itch_book_init(struct itch_book *b, void *mem, uint32_t order_cap, uint32_t level_cap)
+{
+	itch_book_init_tables(b, mem, order_cap, level_cap);
+	itch_book_init_locates(b, (uint8_t *)mem + itch_book_table_bytes(order_cap, level_cap));
 }
 
 GNIO_HD static inline uint32_t
@@ -173,15 +206,16 @@ itch_shift(uint32_t i, uint32_t j, uint32_t k)
 
 /* ---- Orders ---- */
 
+/* The slot of the live order @p ref of stock @p locate, or ITCH_NONE. */
 GNIO_HD static inline uint32_t
-itch_order_find(const struct itch_book *b, uint64_t ref)
+itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 {
 	uint32_t m = b->order_cap - 1;
 
 	if (ref == 0)
 		return ITCH_NONE;       /* 0 marks a free slot: never an order */
 	for (uint32_t i = itch_hash64(ref) & m, n = 0; n < b->order_cap; i = (i + 1) & m, n++) {
-		if (b->orders[i].ref == ref)
+		if (b->orders[i].ref == ref && b->levels[b->orders[i].level].locate == locate)
 			return i;
 		if (b->orders[i].ref == 0)
 			return ITCH_NONE;
@@ -229,7 +263,10 @@ itch_level_slot(const struct itch_book *b, uint64_t key)
 	}
 }
 
-/* The level of (stock, side, price), made and put in its place if there is none; ITCH_NONE: pool full. */
+/*
+ * The level of (stock, side, price), made and put in its place if there is
+ * none; ITCH_NONE: the levels of all shards are level_cap already.
+ */
 GNIO_HD static inline uint32_t
 itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price)
 {
@@ -239,9 +276,10 @@ itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t pri
 	if (b->lindex[s] != ITCH_NONE)
 		return b->lindex[s];
 	l = b->free_level;
-	if (l == ITCH_NONE)
+	if (l == ITCH_NONE || b->live_levels + b->other_levels >= b->level_cap)
 		return ITCH_NONE;
 	b->free_level = b->levels[l].next;
+	b->live_levels++;
 	b->levels[l].price = price;
 	b->levels[l].shares = 0;
 	b->levels[l].orders = 0;
@@ -304,6 +342,7 @@ itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
 	v->used = 0;
 	v->next = b->free_level;
 	b->free_level = l;
+	b->live_levels--;
 }
 
 /* ---- Messages ---- */
@@ -321,16 +360,16 @@ itch_bbo(const struct itch_book *b, uint32_t locate, uint64_t out[4])
 
 /*
  * Add order @p ref: refused (book_full) when either table is full. An add of a
- * live reference, of reference 0 or of no shares changes nothing.
+ * reference live in its stock, of reference 0 or of no shares changes nothing.
  */
 GNIO_HD static inline void
 itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
 {
 	uint32_t m = b->order_cap - 1, i, l;
 
-	if (ref == 0 || shares == 0 || itch_order_find(b, ref) != ITCH_NONE)
+	if (ref == 0 || shares == 0 || itch_order_find(b, ref, locate) != ITCH_NONE)
 		return;
-	if (b->live_orders + 1 >= b->order_cap) {
+	if (b->live_orders + b->other_orders + 1 >= b->order_cap) {
 		b->book_full++;
 		return;
 	}
@@ -382,12 +421,11 @@ itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, stru
 		return 0;
 	o = ITCH_NONE;
 	if (t != 'A' && t != 'F') {
-		o = itch_order_find(b, itch_be_n(m + 11, 8));
+		o = itch_order_find(b, itch_be_n(m + 11, 8), locate);
 		if (o == ITCH_NONE) {
 			b->unknown_ref++;
 			return 0;
 		}
-		locate = b->levels[b->orders[o].level].locate;   /* the order's stock */
 	}
 	itch_bbo(b, locate, before);
 	if (t == 'A' || t == 'F') {

@@ -7,6 +7,14 @@
  * and pushing an event (gnio_events.h) for every change of a best bid or
  * offer. Written once for the CPU and the GPU (GNIO_HD); its state is one
  * struct itch_feed with its tables after it, in the handler's state.
+ *
+ * The book is split into nb_shards shards by stock locate (locate %
+ * nb_shards): the GPU path applies the shards at once, one warp each, and
+ * the CPU path gives the same results with any number (itch_feed_apply()
+ * applies each message to its shard, counting every shard's live orders and
+ * levels against the capacities). Where a message goes is ITCH_FEED_APPLY,
+ * itch_feed_apply() unless the includer says otherwise (the GPU path hands
+ * messages to its shards' warps).
  */
 #ifndef GNIO_ITCH_FEED_H
 #define GNIO_ITCH_FEED_H
@@ -16,6 +24,11 @@
 #include "itch_book.h"
 
 #define ITCH_PEND_BYTES 56u          /* the longest ITCH message (50) fits */
+#define ITCH_MAX_SHARDS 31u          /* the GPU path's shards: its warps but one */
+
+#ifndef ITCH_FEED_APPLY
+#define ITCH_FEED_APPLY itch_feed_apply
+#endif
 
 /* What to do with the packet, after itch_feed_packet(). */
 enum itch_action {
@@ -52,16 +65,22 @@ struct itch_feed {
 	uint64_t packets, heartbeats, duplicates, gaps, lost, rerequests, malformed, other_session;
 	uint64_t pending_full, events_dropped;
 	uint64_t first_ns, last_ns;   /* when the first and the last packet of the session came */
-	struct itch_book book;        /* tables after this struct (itch_feed_bytes) */
+	uint32_t nb_shards;           /* books in use, 1 to ITCH_MAX_SHARDS */
+	uint32_t live_orders, live_levels;   /* of all shards (itch_feed_apply keeps them) */
+	struct itch_book book[ITCH_MAX_SHARDS];   /* tables after this struct (itch_feed_bytes) */
 	uint64_t *pend_seq;           /* [max_pending]: the message held in slot s % max_pending */
 	uint8_t (*pend_msg)[ITCH_PEND_BYTES];   /* [max_pending]: its length, then its bytes */
 };
 
-/* Bytes of a feed's state: the struct, then the book's tables, then the held messages. */
+/*
+ * Bytes of a feed's state: the struct, the per-locate tables, each shard's
+ * tables (a shard can hold every live order), then the held messages.
+ */
 GNIO_HD static inline uint64_t
-itch_feed_bytes(uint32_t order_cap, uint32_t level_cap, uint32_t max_pending)
+itch_feed_bytes(uint32_t order_cap, uint32_t level_cap, uint32_t max_pending, uint32_t nb_shards)
 {
-	return ((sizeof(struct itch_feed) + 63) & ~(uint64_t)63) + itch_book_bytes(order_cap, level_cap) +
+	return ((sizeof(struct itch_feed) + 63) & ~(uint64_t)63) + ITCH_LOCATE_BYTES +
+		(uint64_t)nb_shards * itch_book_table_bytes(order_cap, level_cap) +
 		(uint64_t)max_pending * (sizeof(uint64_t) + ITCH_PEND_BYTES);
 }
 
@@ -69,20 +88,27 @@ itch_feed_bytes(uint32_t order_cap, uint32_t level_cap, uint32_t max_pending)
 GNIO_HD static inline void
 itch_feed_rebase(struct itch_feed *f, intptr_t delta)
 {
-	f->book.orders = (struct itch_order *)((uint8_t *)f->book.orders + delta);
-	f->book.levels = (struct itch_level *)((uint8_t *)f->book.levels + delta);
-	f->book.lindex = (uint32_t *)((uint8_t *)f->book.lindex + delta);
-	f->book.head = (uint32_t *)((uint8_t *)f->book.head + delta);
-	f->book.names = (char (*)[8])((uint8_t *)f->book.names + delta);
-	f->book.seen = f->book.seen + delta;
+	for (uint32_t s = 0; s < f->nb_shards; s++) {
+		struct itch_book *b = &f->book[s];
+
+		b->orders = (struct itch_order *)((uint8_t *)b->orders + delta);
+		b->levels = (struct itch_level *)((uint8_t *)b->levels + delta);
+		b->lindex = (uint32_t *)((uint8_t *)b->lindex + delta);
+		b->head = (uint32_t *)((uint8_t *)b->head + delta);
+		b->names = (char (*)[8])((uint8_t *)b->names + delta);
+		b->seen = b->seen + delta;
+	}
 	f->pend_seq = (uint64_t *)((uint8_t *)f->pend_seq + delta);
 	f->pend_msg = (uint8_t (*)[ITCH_PEND_BYTES])((uint8_t *)f->pend_msg + delta);
 }
 
-/* Lay out and set a feed at @p mem (itch_feed_bytes(), 64-byte aligned), its pointers made for @p base. */
+/*
+ * Lay out and set a feed of @p nb_shards shards at @p mem (itch_feed_bytes(),
+ * 64-byte aligned), its pointers made for @p base.
+ */
 GNIO_HD static inline void
 itch_feed_init(void *mem, uintptr_t base, uint32_t order_cap, uint32_t level_cap, uint32_t max_pending,
-		uint64_t gap_timeout_ns, const struct gnio_event_ring *events)
+		uint32_t nb_shards, uint64_t gap_timeout_ns, const struct gnio_event_ring *events)
 {
 	struct itch_feed *f = (struct itch_feed *)mem;
 	uint64_t head = (sizeof(struct itch_feed) + 63) & ~(uint64_t)63;
@@ -93,8 +119,16 @@ itch_feed_init(void *mem, uintptr_t base, uint32_t order_cap, uint32_t level_cap
 	f->events = events;
 	f->gap_timeout_ns = gap_timeout_ns;
 	f->max_pending = max_pending;
-	itch_book_init(&f->book, p, order_cap, level_cap);
-	p += itch_book_bytes(order_cap, level_cap);
+	f->nb_shards = nb_shards;
+	itch_book_init_locates(&f->book[0], p);
+	p += ITCH_LOCATE_BYTES;
+	for (uint32_t s = 0; s < nb_shards; s++) {
+		itch_book_init_tables(&f->book[s], p, order_cap, level_cap);
+		f->book[s].head = f->book[0].head;
+		f->book[s].names = f->book[0].names;
+		f->book[s].seen = f->book[0].seen;
+		p += itch_book_table_bytes(order_cap, level_cap);
+	}
 	f->pend_seq = (uint64_t *)p;
 	for (uint32_t i = 0; i < max_pending; i++)
 		f->pend_seq[i] = 0;
@@ -103,14 +137,56 @@ itch_feed_init(void *mem, uintptr_t base, uint32_t order_cap, uint32_t level_cap
 	itch_feed_rebase(f, delta);
 }
 
+/* The shard of message @p m of @p n bytes: its stock's (shard 0 for a message too short to name one). */
+GNIO_HD static inline uint32_t
+itch_feed_shard(uint32_t nb_shards, const uint8_t *m, uint32_t n)
+{
+	return n >= 3 ? itch_be16(m + 1) % nb_shards : 0;
+}
+
+/*
+ * Apply one message to its shard, the capacities counting every shard's live
+ * orders and levels; itch_apply()'s result (1: @p ev is a BBO change).
+ */
+GNIO_HD static inline int
+itch_feed_apply_ev(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq, struct itch_event *ev)
+{
+	struct itch_book *b = &f->book[itch_feed_shard(f->nb_shards, m, n)];
+	uint32_t orders = b->live_orders, levels = b->live_levels;
+	int r;
+
+	b->other_orders = f->live_orders - orders;
+	b->other_levels = f->live_levels - levels;
+	r = itch_apply(b, m, n, seq, ev);
+	f->live_orders += b->live_orders - orders;
+	f->live_levels += b->live_levels - levels;
+	return r;
+}
+
+/* Apply one message (itch_feed_apply_ev()), its event, if any, to the event channel. */
 GNIO_HD static inline void
 itch_feed_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 {
 	struct itch_event ev;
 
-	if (itch_apply(&f->book, m, n, seq, &ev) == 1 && f->events != NULL &&
-			gnio_event_push(f->events, &ev) != 0)
+	if (itch_feed_apply_ev(f, m, n, seq, &ev) == 1 && f->events != NULL && gnio_event_push(f->events, &ev) != 0)
 		f->events_dropped++;
+}
+
+/* What every shard counted, summed into @p t (messages, unknown_ref, book_full, ...). */
+GNIO_HD static inline void
+itch_feed_totals(const struct itch_feed *f, struct itch_book *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (uint32_t s = 0; s < f->nb_shards; s++) {
+		t->messages += f->book[s].messages;
+		t->unknown_ref += f->book[s].unknown_ref;
+		t->book_full += f->book[s].book_full;
+		t->unknown_type += f->book[s].unknown_type;
+		t->malformed += f->book[s].malformed;
+		t->live_orders += f->book[s].live_orders;
+		t->live_levels += f->book[s].live_levels;
+	}
 }
 
 /* Apply the held messages that are next, in order; pend_hi 0 once none is held. */
@@ -123,7 +199,7 @@ itch_feed_drain(struct itch_feed *f)
 		uint8_t *slot = f->pend_msg[f->next & mask];
 
 		f->pend_seq[f->next & mask] = 0;
-		itch_feed_apply(f, slot + 1, slot[0], f->next);
+		ITCH_FEED_APPLY(f, slot + 1, slot[0], f->next);
 		f->next++;
 	}
 	if (f->pend_hi != 0 && f->next >= f->pend_hi)
@@ -233,7 +309,7 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 			if (s < f->next)
 				continue;
 			if (s == f->next) {
-				itch_feed_apply(f, m, n, s);
+				ITCH_FEED_APPLY(f, m, n, s);
 				f->next++;
 				itch_feed_drain(f);
 				continue;
@@ -244,7 +320,7 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 				itch_feed_gap(f, s, now_ns);
 				itch_feed_lose(f);
 				if (s == f->next) {
-					itch_feed_apply(f, m, n, s);
+					ITCH_FEED_APPLY(f, m, n, s);
 					f->next++;
 					itch_feed_drain(f);
 				} else if (itch_feed_hold(f, s, m, n) != 0) {
@@ -253,7 +329,7 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 			}
 		}
 		if (k < count)
-			f->book.malformed++;        /* a count or a length past the packet */
+			f->book[0].malformed++;     /* a count or a length past the packet */
 		/* All of seq .. seq + count - 1 exist: what was not read (a cut packet) is a gap. */
 		itch_feed_gap(f, seq + count, now_ns);
 		if (f->pend_hi != 0)

@@ -1,41 +1,117 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gnio-itch's GPU path: its own persistent kernel on gnio's per-item API
- * (consumer "cuda-kernel"), the book and the receiver in GPU memory. One warp
- * (one block) per queue, so that queue's items are claimed, and its packets
- * applied, in the order they came.
+ * (consumer "cuda-kernel"), the book in GPU memory split into ITCH_MAX_SHARDS
+ * shards by stock locate (itch_feed.h). One block of 32 warps:
  *
- * The packets are in host memory: each byte the parser reads there would be a
- * round trip over PCIe (about a microsecond), one after another. So the whole
- * warp first copies the item's packets into shared memory, 16 bytes a lane,
- * every load in flight at once; then lane 0 runs the per-packet function of
- * itch_state.h (the CPU path's code) on each copy in turn, timed by the GPU's
- * clock, pushing BBO events through the event channel. A packet that turned
- * into a re-request is copied back before it goes out. A packet too long for
- * what is left of the buffer is parsed where it is (slow, still correct).
+ * - warp 0 takes the items of every queue in turn, copies an item's packets
+ *   into shared memory (16 bytes a lane, every load in flight: each byte read
+ *   from host memory one at a time would be a PCIe round trip), then its
+ *   lane 0 runs the CPU path's per-packet code (itch_state.h: sequencing,
+ *   gaps, held messages, re-requests) on each copy. The messages it would
+ *   apply go, in sequence order, into a batch in shared memory instead
+ *   (ITCH_FEED_APPLY, itch_gpu_emit() below);
+ * - warps 1 to 31 are the shards: at each batch, shard s's warp walks the
+ *   batch, its lane 0 applying the messages of its stocks in order while the
+ *   other lanes prefetch the order slots they name; a change of best bid or
+ *   offer goes into the event slot of its message;
+ * - warp 0 then pushes the batch's events in sequence order into the event
+ *   channel (one reservation, every lane writing), and releases the item
+ *   once all its packets are applied: its events are in host memory before
+ *   it completes.
+ *
+ * Built with loads cached (not -dlcm=cv): each shard's tables stay in the
+ * SM's L1, and host memory (descriptors, packets) is read only through
+ * __ldcv (fetch again), the queue's status through gnio_item.cuh's own loads.
+ *
+ * The shards apply a batch at once only when no add in it can be refused
+ * (the live orders and levels of all shards, plus the batch's adds, below
+ * the capacities); otherwise warp 0's lane 0 applies it alone, in order,
+ * as the CPU path does: the same refusals, the same files.
  */
 #include <gnio/device/gnio_item.cuh>
 
+struct itch_feed;
+
+/* Where the receiver's messages go on the GPU: the batch (defined below). */
+__host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq);
+#define ITCH_FEED_APPLY itch_gpu_emit
+
 #include "itch_state.h"
 
-#define ITCH_STAGE 45056u   /* bytes of shared memory for 32 packets of an item */
-#define ITCH_IN_PLACE 0xffffffffu
+#define ITCH_WARPS (ITCH_MAX_SHARDS + 1)
+#define ITCH_STAGE 65536u   /* bytes of shared memory for the packets of an item (one always fits) */
+#define ITCH_SPILL 8192u    /* copies of messages that are not in the stage (held ones) */
+#define ITCH_BATCH 2048u    /* messages a batch */
+#define ITCH_MAX_QS 8u
 
-/* Copy @p len bytes from @p src to @p dst with the 32 lanes (16 at a time when both allow). */
+/* A message of the batch: at arena + off, len bytes, for shard shard; sequence number seq0 + index. */
+struct itch_ent {
+	uint32_t off;
+	uint16_t len;
+	uint16_t shard;
+};
+
+/* The block's shared memory (dynamic). */
+struct itch_shm {
+	uint8_t arena[ITCH_STAGE + ITCH_SPILL];   /* the staged packets, then the spill */
+	struct itch_ent ent[ITCH_BATCH];
+	uint32_t evbits[ITCH_BATCH / 32];          /* message k changed a BBO: its event in itch_evs[k] */
+	uint32_t evpos[ITCH_BATCH / 32];           /* events before each word of evbits */
+	uint64_t seq0;
+	uint32_t nent, spill, adds;
+	uint32_t ev_first, ev_taken;               /* the batch's records in the channel */
+	volatile uint32_t gen, done, quit;         /* warp 0 -> shards: a batch; shards -> warp 0 */
+};
+
+extern __shared__ __align__(16) uint8_t itch_smem[];
+#define SHM ((struct itch_shm *)itch_smem)
+
+/* The events of the batch, by message (written by the shards, pushed by warp 0). */
+__device__ static struct itch_event itch_evs[ITCH_BATCH];
+
+/* Copy @p len bytes of host memory at @p src to @p dst with the 32 lanes, fetched again (16 at a time when both allow). */
 __device__ static void
-warp_copy(uint8_t *dst, const uint8_t *src, uint32_t len, uint32_t lane)
+warp_fetch(uint8_t *dst, const uint8_t *src, uint32_t len, uint32_t lane)
 {
 	if ((((uintptr_t)src | (uintptr_t)dst) & 15) == 0) {
 		uint32_t n16 = len / 16;
 
 		for (uint32_t k = lane; k < n16; k += 32)
-			((uint4 *)dst)[k] = ((const uint4 *)src)[k];
+			((uint4 *)dst)[k] = __ldcv((const uint4 *)src + k);
 		for (uint32_t k = n16 * 16 + lane; k < len; k += 32)
-			dst[k] = src[k];
+			dst[k] = __ldcv(src + k);
 	} else {
 		for (uint32_t k = lane; k < len; k += 32)
-			dst[k] = src[k];
+			dst[k] = __ldcv(src + k);
 	}
+}
+
+/* Copy @p len bytes from shared memory to host memory with the 32 lanes. */
+__device__ static void
+warp_store(uint8_t *dst, const uint8_t *src, uint32_t len, uint32_t lane)
+{
+	for (uint32_t k = lane; k < len; k += 32)
+		dst[k] = src[k];
+}
+
+/* Packet @p i of a ready item, its descriptor fetched again from host memory (first segment only). */
+__device__ static gnio_pkt
+itch_pkt(const gnio_item &it, uint32_t i)
+{
+	const gnio_comm_pkt *pl = (const gnio_comm_pkt *)__ldcv(
+			(const unsigned long long *)&it.q.items[it.slot].pkt_list);
+	gnio_pkt pk;
+
+	pk.data = (uint8_t *)__ldcv((const unsigned long long *)&pl[i].addr);
+	pk.len = (uint32_t)__ldcv((const unsigned long long *)&pl[i].size);
+	pk.pkt_len = __ldcv(&it.q.pkt_len[(size_t)it.slot * it.q.max_pkts + i]);
+	pk.rx_port = it.rx_port;
+	pk.tx_port = it.tx_port;
+	pk.nb_segs = 0;
+	pk.rsvd = 0;
+	pk.segs = NULL;
+	return pk;
 }
 
 /* Lane @p from's packet descriptor, to every lane. */
@@ -52,30 +128,251 @@ shfl_pkt(const gnio_pkt &p, uint32_t from)
 	return r;
 }
 
-__global__ void
-k_itch(gnio_cuda_launch l)
+/* Reserve up to @p want records of channel @p ev at once: the first; *@p got of them are ours. */
+__device__ static uint32_t
+itch_gpu_reserve(const struct gnio_event_ring *ev, uint32_t want, uint32_t *got)
 {
-	__shared__ __align__(16) uint8_t stage[ITCH_STAGE];
-	uint32_t warp = blockIdx.x, lane = threadIdx.x & 31;
-	struct itch_state *st = (struct itch_state *)l.state;
-	gnio_item it;
+	for (;;) {
+		uint32_t r = gnio_shm_dev_gpu_peek(ev->reserve), c = gnio_shm_dev_flag_load(ev->consumed);
+		uint32_t room = ev->mask + 1 - (r - c), k = min(want, room);
 
-	if (warp >= l.nb_qs || threadIdx.x >= 32)
+		if (atomicCAS(ev->reserve, r, r + k) == r) {
+			if (k < want)
+				atomicAdd(ev->dropped, want - k);
+			*got = k;
+			return r;
+		}
+	}
+}
+
+/* Message k of the batch changed a best bid or offer: its event, for warp 0 to push. */
+__device__ static void
+itch_gpu_event(uint32_t k, const struct itch_event &ev)
+{
+	itch_evs[k] = ev;
+	atomicOr(&SHM->evbits[k >> 5], 1u << (k & 31));
+}
+
+/*
+ * Apply the batch and push its events in order: by the whole of warp 0 (@p nl
+ * 32, converged) or by its lane 0 alone (@p nl 1, from the receiver's code).
+ */
+__device__ static void
+itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
+{
+	struct itch_shm *sh = SHM;
+	const struct gnio_event_ring *ev = f->events;
+	uint32_t n = sh->nent, words = (n + 31) / 32;
+
+	if (n == 0)
 		return;
-	gnio_item_init(it);
-	while (gnio_item_wait(l, warp, it, 1000000) != GNIO_ITEM_QUIT) {
+	if (lane == 0) {
+		for (uint32_t w = 0; w < words; w++)
+			sh->evbits[w] = 0;
+		if (f->live_orders + sh->adds < f->book[0].order_cap &&
+				f->live_levels + sh->adds <= f->book[0].level_cap) {
+			/* No add can be refused: every shard at once. */
+			__threadfence_block();
+			sh->gen = sh->gen + 1;
+			while (sh->done != ITCH_MAX_SHARDS)
+				__nanosleep(32);
+			sh->done = 0;
+			__threadfence_block();
+			f->live_orders = f->live_levels = 0;
+			for (uint32_t s = 0; s < f->nb_shards; s++) {
+				f->live_orders += f->book[s].live_orders;
+				f->live_levels += f->book[s].live_levels;
+			}
+		} else {
+			/* An add may be refused: in order, as the CPU path, counting every shard's tables. */
+			for (uint32_t k = 0; k < n; k++) {
+				struct itch_event e;
+
+				if (itch_feed_apply_ev(f, sh->arena + sh->ent[k].off, sh->ent[k].len, sh->seq0 + k, &e) == 1)
+					itch_gpu_event(k, e);
+			}
+			for (uint32_t s = 0; s < f->nb_shards; s++)
+				f->book[s].other_orders = f->book[s].other_levels = 0;
+		}
+		/* The events in order: one reservation for all. */
+		{
+			uint32_t tot = 0, got = 0, first = 0;
+
+			for (uint32_t w = 0; w < words; w++) {
+				sh->evpos[w] = tot;
+				tot += __popc(sh->evbits[w]);
+			}
+			if (tot != 0 && ev != NULL) {
+				first = itch_gpu_reserve(ev, tot, &got);
+				f->events_dropped += tot - got;
+			}
+			sh->ev_first = first;
+			sh->ev_taken = got;
+		}
+	}
+	if (nl > 1)
+		__syncwarp();
+	if (sh->ev_taken != 0) {
+		uint32_t first = sh->ev_first, taken = sh->ev_taken;
+
+		for (uint32_t w = lane; w < words; w += nl)
+			for (uint32_t bits = sh->evbits[w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
+				if (i < taken)
+					memcpy(ev->rec + (size_t)((first + i) & ev->mask) * ev->rec_size,
+							&itch_evs[w * 32 + __ffs(bits) - 1], ev->rec_size);
+		/* Every record this lane wrote, then their sequence words (the CPU reads a record once its word says so). */
+		__threadfence_system();
+		for (uint32_t w = lane; w < words; w += nl)
+			for (uint32_t bits = sh->evbits[w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
+				if (i < taken)
+					((volatile uint32_t *)ev->seq)[(first + i) & ev->mask] = first + i + 1;
+	}
+	if (nl > 1)
+		__syncwarp();
+	if (lane == 0) {
+		sh->nent = 0;
+		sh->spill = 0;
+		sh->adds = 0;
+		sh->ev_taken = 0;
+	}
+	if (nl > 1)
+		__syncwarp();
+}
+
+/* The receiver's message @p m of @p n bytes, sequence number @p seq, into the batch (warp 0's lane 0). */
+__host__ __device__ static void
+itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
+{
+#ifdef __CUDA_ARCH__
+	struct itch_shm *sh = SHM;
+	uint32_t k = sh->nent, off;
+	bool staged = m >= sh->arena && m < sh->arena + ITCH_STAGE;
+
+	/* A batch is full, is not consecutive (a lost gap) or has no room for a copy: apply it first. */
+	if (k == ITCH_BATCH || (k != 0 && seq != sh->seq0 + k) || (!staged && sh->spill + ITCH_PEND_BYTES > ITCH_SPILL)) {
+		itch_gpu_batch(f, 0, 1);
+		k = 0;
+	}
+	if (k == 0)
+		sh->seq0 = seq;
+	if (staged) {
+		off = (uint32_t)(m - sh->arena);
+	} else {
+		/* Held, or in a packet too long for the stage: its bytes (all a known type has) copied. */
+		uint32_t c = min(n, ITCH_PEND_BYTES);
+
+		off = ITCH_STAGE + sh->spill;
+		for (uint32_t i = 0; i < c; i++)
+			sh->arena[off + i] = m[i];
+		sh->spill += (c + 15) & ~15u;
+	}
+	sh->ent[k].off = off;
+	sh->ent[k].len = (uint16_t)min(n, 0xffffu);   /* any length above 50 is wrong for every type */
+	sh->ent[k].shard = (uint16_t)itch_feed_shard(f->nb_shards, m, n);
+	sh->adds += n != 0 && (m[0] == 'A' || m[0] == 'F' || m[0] == 'U');
+	sh->nent = k + 1;
+#else
+	(void)f;
+	(void)m;
+	(void)n;
+	(void)seq;
+#endif
+}
+
+/* The order slot message @p m names first (its home in the table), or NULL. */
+__device__ static const void *
+itch_home(const struct itch_book *b, const uint8_t *m, uint32_t n)
+{
+	if (n < 19 || itch_msg_len(m[0]) != n)
+		return NULL;
+	if (m[0] != 'A' && m[0] != 'F' && m[0] != 'E' && m[0] != 'C' && m[0] != 'X' && m[0] != 'D' && m[0] != 'U')
+		return NULL;
+	return &b->orders[itch_hash64(itch_be_n(m + 11, 8)) & (b->order_cap - 1)];
+}
+
+/* Shard warp: apply each batch's messages of its stocks, in order. */
+__device__ static void
+itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
+{
+	struct itch_shm *sh = SHM;
+	struct itch_book *b = &f->book[me];
+	uint32_t gen = 0;
+
+	for (;;) {
+		uint32_t g = gen;
+
+		if (lane == 0) {
+			while ((g = sh->gen) == gen && !sh->quit)
+				__nanosleep(32);
+		}
+		g = __shfl_sync(0xffffffffu, g, 0);
+		if (g == gen)
+			break;
+		gen = g;
+		__threadfence_block();
+		for (uint32_t base = 0, n = sh->nent; base < n; base += 32) {
+			uint32_t k = base + lane, mask;
+			bool mine = k < n && sh->ent[k].shard == me;
+
+			if (mine) {
+				const void *home = itch_home(b, sh->arena + sh->ent[k].off, sh->ent[k].len);
+
+				if (home != NULL)
+					asm volatile("prefetch.global.L1 [%0];" : : "l"(home));
+			}
+			mask = __ballot_sync(0xffffffffu, mine);
+			if (lane == 0)
+				for (; mask != 0; mask &= mask - 1) {
+					uint32_t j = base + __ffs(mask) - 1;
+					struct itch_event e;
+
+					if (itch_apply(b, sh->arena + sh->ent[j].off, sh->ent[j].len, sh->seq0 + j, &e) == 1)
+						itch_gpu_event(j, e);
+				}
+			__syncwarp();
+		}
+		if (lane == 0) {
+			__threadfence_block();
+			atomicAdd((uint32_t *)&sh->done, 1u);
+		}
+	}
+}
+
+/* Warp 0: the items of every queue, in turn; their packets through the receiver; each batch applied. */
+__device__ static void
+itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
+{
+	struct itch_shm *sh = SHM;
+	uint8_t *stage = sh->arena;
+	gnio_item its[ITCH_MAX_QS];
+	uint32_t nq = min(l.nb_qs, ITCH_MAX_QS), quit = 0;
+
+	for (uint32_t q = 0; q < nq; q++)
+		gnio_item_init(its[q]);
+	for (uint32_t q = 0; quit != (1u << nq) - 1; q = (q + 1) % nq) {
+		gnio_item &it = its[q];
+
+		if (quit & (1u << q))
+			continue;
+		if (gnio_item_wait(l, q, it, nq > 1 ? 2000 : 1000000) == GNIO_ITEM_QUIT) {
+			quit |= 1u << q;
+			continue;
+		}
 		if (!it.ready)
 			continue;
-		/* 32 packets at a time: lane j reads packet base + j's descriptor, all at once. */
-		for (uint32_t base = 0; base < it.nb; base += 32) {
-			uint32_t n = min(32u, it.nb - base), need = 0, at, end;
+		/*
+		 * Up to 32 packets at a time, as many as the stage holds (one always
+		 * does): lane j reads packet base + j's descriptor, all at once.
+		 */
+		for (uint32_t base = 0, n; base < it.nb; base += n) {
+			uint32_t cnt = min(32u, it.nb - base), need = 0, at, end;
 			gnio_pkt mine = {};
 
-			if (lane < n) {
-				mine = gnio_item_pkt(it, base + lane);
+			if (lane < cnt) {
+				mine = itch_pkt(it, base + lane);
 				need = (mine.len + 15) & ~15u;
 			}
-			/* Where each goes in the buffer: a prefix sum of the lengths. */
+			/* Where each goes in the stage: a prefix sum of the lengths. */
 			end = need;
 			for (uint32_t d = 1; d < 32; d <<= 1) {
 				uint32_t x = __shfl_up_sync(0xffffffffu, end, d);
@@ -83,13 +380,13 @@ k_itch(gnio_cuda_launch l)
 				if (lane >= d)
 					end += x;
 			}
-			at = end <= ITCH_STAGE ? end - need : ITCH_IN_PLACE;
+			at = end - need;
+			n = __popc(__ballot_sync(0xffffffffu, lane < cnt && end <= ITCH_STAGE));
 			for (uint32_t k = 0; k < n; k++) {
 				uint32_t ak = __shfl_sync(0xffffffffu, at, k);
 				const uint8_t *src = (const uint8_t *)__shfl_sync(0xffffffffu, (uint64_t)mine.data, k);
 
-				if (ak != ITCH_IN_PLACE)
-					warp_copy(stage + ak, src, __shfl_sync(0xffffffffu, mine.len, k), lane);
+				warp_fetch(stage + ak, src, __shfl_sync(0xffffffffu, mine.len, k), lane);
 			}
 			__syncwarp();
 			for (uint32_t k = 0; k < n; k++) {
@@ -99,23 +396,58 @@ k_itch(gnio_cuda_launch l)
 				uint16_t v = 0;
 
 				if (lane == 0) {
-					if (ak != ITCH_IN_PLACE)
-						p.data = stage + ak;
+					p.data = stage + ak;
 					v = itch_on_packet(st, &p, gnio_shm_dev_time_ns());
 					gnio_item_set_verdict(it, base + k, v);
 				}
 				v = __shfl_sync(0xffffffffu, v, 0);
 				__syncwarp();
 				/* A re-request was written over the copy: it goes out from the packet itself. */
-				if (!gnio_verdict_is_drop(v) && ak != ITCH_IN_PLACE)
-					warp_copy(host, stage + ak, p.len, lane);
+				if (!gnio_verdict_is_drop(v))
+					warp_store(host, stage + ak, p.len, lane);
 				__syncwarp();
 			}
+			/* Every message of these packets applied, their events pushed, before the stage is reused. */
+			itch_gpu_batch(&st->feed, lane, 32);
 		}
 		gnio_item_release(it, l);
 	}
+	if (lane == 0)
+		sh->quit = 1;
 }
 
-/* One warp a block, as many blocks as queues can use: gnio-itch makes one queue a port. */
-GNIO_CUDA_KERNEL(itch_kernel, "itch", "gnio-itch: ITCH into the GPU book, one warp per queue", k_itch,
-		8, 32)
+__global__ void __launch_bounds__(ITCH_WARPS * 32, 1)
+k_itch(gnio_cuda_launch l)
+{
+	struct itch_state *st = (struct itch_state *)l.state;
+	uint32_t warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+
+	if (threadIdx.x == 0) {
+		SHM->nent = SHM->spill = SHM->adds = SHM->ev_taken = 0;
+		SHM->gen = SHM->done = SHM->quit = 0;
+	}
+	__syncthreads();
+	if (warp == 0)
+		itch_receiver(l, st, lane);
+	else
+		itch_shard(&st->feed, warp - 1, lane);
+}
+
+/* One block: warp 0 the receiver, one warp a shard; the batch and stage in dynamic shared memory. */
+static int
+itch_kernel_launch(const struct gnio_cuda_launch *l, void *stream)
+{
+	cudaError_t e;
+
+	if (l->nb_qs > ITCH_MAX_QS)
+		return (int)cudaErrorInvalidValue;
+	e = cudaFuncSetAttribute(k_itch, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sizeof(struct itch_shm));
+	if (e != cudaSuccess)
+		return (int)e;
+	k_itch<<<1, ITCH_WARPS * 32, sizeof(struct itch_shm), (cudaStream_t)stream>>>(*l);
+	return (int)cudaGetLastError();
+}
+
+static const struct gnio_user_kernel itch_kernel = { "itch",
+	"gnio-itch: ITCH into the GPU book, a receiver warp and a warp per shard", itch_kernel_launch };
+static const int itch_kernel_registered __attribute__((unused)) = gnio_user_kernel_register(&itch_kernel);

@@ -23,24 +23,37 @@ itch_write_event(FILE *f, const struct itch_event *ev)
 			ev->bid_px, ev->bid_shares, ev->ask_px, ev->ask_shares);
 }
 
-/* The final book, @p depth levels a side, bids and asks best first. 0, or -1 out of memory. */
+/*
+ * The final book of @p nb shards (stock locate L in shard L % nb; the
+ * per-locate tables shared), @p depth levels a side, bids and asks best
+ * first. 0, or -1 out of memory.
+ */
 static inline int
-itch_write_json(FILE *f, const struct itch_book *b, uint32_t depth, const struct itch_counts *c)
+itch_write_json(FILE *f, const struct itch_book *sh, uint32_t nb, uint32_t depth, const struct itch_counts *c)
 {
 	uint32_t *per = calloc(ITCH_LOCATES, sizeof(uint32_t));
+	uint64_t messages = 0, unknown_ref = 0, book_full = 0;
 	int first = 1;
 
 	if (per == NULL)
 		return -1;
-	for (uint32_t i = 0; i < b->order_cap; i++)
-		if (b->orders[i].ref != 0)
-			per[b->levels[b->orders[i].level].locate]++;
+	for (uint32_t s = 0; s < nb; s++) {
+		const struct itch_book *b = &sh[s];
+
+		for (uint32_t i = 0; i < b->order_cap; i++)
+			if (b->orders[i].ref != 0)
+				per[b->levels[b->orders[i].level].locate]++;
+		messages += b->messages;
+		unknown_ref += b->unknown_ref;
+		book_full += b->book_full;
+	}
 	fprintf(f, "{\"session\": \"%s\", \"next_seq\": %" PRIu64 ", \"packets\": %" PRIu64
 			", \"messages\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"gaps\": %" PRIu64
 			", \"lost\": %" PRIu64 ", \"unknown_ref\": %" PRIu64 ", \"book_full\": %" PRIu64
-			", \"stocks\": [", c->session, c->next_seq, c->packets, b->messages, c->duplicates,
-			c->gaps, c->lost, b->unknown_ref, b->book_full);
+			", \"stocks\": [", c->session, c->next_seq, c->packets, messages, c->duplicates,
+			c->gaps, c->lost, unknown_ref, book_full);
 	for (uint32_t loc = 0; loc < ITCH_LOCATES; loc++) {
+		const struct itch_book *b = &sh[loc % nb];
 		char name[9];
 		int n = 8;
 

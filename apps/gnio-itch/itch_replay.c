@@ -174,7 +174,7 @@ main(int argc, char **argv)
 		struct itch_counts c = { .next_seq = next, .packets = packets, .duplicates = dups };
 
 		memcpy(c.session, session, sizeof(c.session));
-		if (itch_write_json(j, &b, o.depth, &c) != 0)
+		if (itch_write_json(j, &b, 1, o.depth, &c) != 0)
 			fail("out of memory", NULL);
 		if (fclose(j) != 0)
 			fail("cannot write ", o.json);

@@ -41,7 +41,7 @@ check_book(const struct itch_book *b)
 			continue;
 		live++;
 		must(o->level < LEVELS && b->levels[o->level].used && o->shares != 0);
-		must(itch_order_find(b, o->ref) == i);
+		must(itch_order_find(b, o->ref, b->levels[o->level].locate) == i);
 		shares[o->level] += o->shares;
 		orders[o->level]++;
 	}
@@ -69,7 +69,7 @@ check_book(const struct itch_book *b)
 		must(!b->levels[l].used && free_n < LEVELS);
 		free_n++;
 	}
-	must(used + free_n == LEVELS);
+	must(used + free_n == LEVELS && used == b->live_levels);
 	for (uint32_t i = 0, n = 0; i < 2 * LEVELS; i++)
 		if (b->lindex[i] != ITCH_NONE)
 			must(++n <= used);

@@ -37,14 +37,14 @@ def gen(d, name, *args):
 CONSUMER = ["--consumer", "host"]
 
 
-def itch(d, name, pcap, *args, wrap=True, events_tx=False):
+def itch(d, name, pcap, *args, wrap=True, events_tx=False, consumer=None):
     out = {k: os.path.join(d, name + "-itch" + ext) for k, ext in (("tx", ".pcap"), ("book", ".json"),
                                                                     ("bbo", ".csv"), ("events", "-events.pcap"))}
     # events_tx: a second TX queue (a second tx_pcap), the application's own (--events-udp).
     vdev = "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (pcap, out["tx"]) + \
         (",tx_pcap=%s" % out["events"] if events_tx else "")
     cmd = (os.environ.get("GNIO_ITCH_WRAP", "").split() if wrap else []) + [ITCH, "-l", "0-1"] + eal_mem() + \
-        os.environ.get("GNIO_EAL_EXTRA", "").split() + [vdev, "--"] + CONSUMER + \
+        os.environ.get("GNIO_EAL_EXTRA", "").split() + [vdev, "--"] + (consumer or CONSUMER) + \
         ["--exit-at-end", "--duration", "60", "--depth", "100000", "--bbo-csv", out["bbo"],
          "--book-json", out["book"]] + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -117,6 +117,26 @@ def main():
         ck.check(len(reqs) == want["gaps"], "%s: one re-request a gap (%d, %d gaps)" % (name, len(reqs), want["gaps"]))
         ck.check(all(ok and s == want["session"].encode() and c > 0 for ok, s, (_, c) in reqs),
                  "%s: each re-request well formed, to --rerequest, for the session" % name)
+    # The book split by stock locate (the GPU path: always 31 shards, one warp each): the reference's
+    # files on the messy feed; and with tables too small for the feed (book_full, adds refused at
+    # both capacities), the same files and counts as one whole book on the CPU: the capacities
+    # count every shard's orders and levels.
+    split = ["--shards", "31"] if a.consumer == "host" else []
+    ref = gen(d, "messy", "--dup-every", "5", "--reorder-every", "7")
+    r, out = itch(d, "split", ref["pcap"], "--rerequest", "10.9.8.7:4242", *split)
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read() and
+             json.load(open(out["book"])) == json.load(open(ref["book"])),
+             "31 shards: the reference's events and book (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
+    for small in (["--orders", "512", "--levels", "4096"], ["--orders", "65536", "--levels", "64"]):
+        r1, whole = itch(d, "small-whole", ref["pcap"], "--rerequest", "10.9.8.7:4242", *small,
+                         consumer=["--consumer", "host"])
+        r2, part = itch(d, "small-split", ref["pcap"], "--rerequest", "10.9.8.7:4242", *small, *split)
+        b1 = json.load(open(whole["book"])) if r1.returncode == 0 else {}
+        b2 = json.load(open(part["book"])) if r2.returncode == 0 else {}
+        ck.check(r1.returncode == 0 and r2.returncode == 0 and b1.get("book_full", 0) > 0 and b1 == b2 and
+                 open(whole["bbo"]).read() == open(part["bbo"]).read(),
+                 "%s: book_full %s, the same events and book split as whole (exit %d, %d)" % (
+                     " ".join(small), b1.get("book_full"), r1.returncode, r2.returncode))
     # --events-udp: every event also as UDP, on the port's own TX queue: the same events as the CSV,
     # in order, each once; the re-requests still on the pipeline's queue.
     ref = gen(d, "messy", "--dup-every", "5", "--reorder-every", "7")
@@ -148,7 +168,8 @@ def main():
              "--udp-port filters: %s" % r.stdout.strip()[-200:])
     # Bad options: exit 2, one line (not under GNIO_ITCH_WRAP: a sanitizer has its own exit status).
     for args in (["--udp-port", "0"], ["--orders", "3"], ["--rerequest", "1.2.3:4"], ["--bogus"],
-                 ["--gap-timeout-ms", "x"], ["--book-json", "/nonexistent/x.json"]):
+                 ["--gap-timeout-ms", "x"], ["--book-json", "/nonexistent/x.json"],
+                 ["--shards", "32"] if a.consumer == "host" else ["--shards", "4"]):
         r, _ = itch(d, "bad", ref["pcap"], *args, wrap=False)
         ck.check(r.returncode == 2 and len([l for l in r.stderr.splitlines() if l.startswith("gnio-itch")]) == 1,
                  "%s: exit 2 with one line: %r" % (" ".join(args), r.stderr.strip()[-200:]))
