@@ -347,14 +347,77 @@ itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
 
 /* ---- Messages ---- */
 
-GNIO_HD static inline void
-itch_bbo(const struct itch_book *b, uint32_t locate, uint64_t out[4])
-{
-	for (uint32_t side = 0; side < 2; side++) {
-		uint32_t l = b->head[locate * 2 + side];
+/* What itch_decode() made of a message. */
+#define ITCH_MSG_OK 0u
+#define ITCH_MSG_UNKNOWN 1u       /* no bytes, or not a type of ITCH 5.0 */
+#define ITCH_MSG_MALFORMED 2u     /* a known type of the wrong length */
 
-		out[2 * side] = l != ITCH_NONE ? b->levels[l].price : 0;
-		out[2 * side + 1] = l != ITCH_NONE ? b->levels[l].shares : 0;
+/*
+ * A message, decoded: what the book needs of it, so that the parsing (any
+ * number of threads at once) and the applying (in order) can be apart.
+ */
+struct itch_msg {
+	uint64_t ts;          /* the ITCH timestamp, ns since midnight */
+	uint64_t ref;         /* the order reference (R: the stock's 8 name bytes) */
+	uint64_t ref2;        /* U: the new order's reference */
+	uint32_t shares;      /* A, F: its shares; E, C, X: shares taken; U: the new order's */
+	uint32_t price;       /* A, F, U: the price */
+	uint16_t locate;      /* 0 for a message too short to name one */
+	uint8_t type;
+	uint8_t side;         /* A, F: 0 bid, 1 ask */
+	uint8_t status;       /* ITCH_MSG_* */
+	uint8_t shard;        /* free for the caller (the GPU path: the shard) */
+	uint8_t pad[2];
+};
+
+/* Decode message @p m of @p n bytes into @p d. */
+GNIO_HD static inline void
+itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
+{
+	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0;
+
+	d->type = n != 0 ? m[0] : 0;
+	d->locate = n >= 3 ? (uint16_t)itch_be16(m + 1) : 0;
+	d->shard = 0;
+	d->side = 0;
+	d->ts = 0;
+	d->ref = d->ref2 = 0;
+	d->shares = d->price = 0;
+	if (n == 0 || len == 0) {
+		d->status = ITCH_MSG_UNKNOWN;
+		return;
+	}
+	if (len != n) {
+		d->status = ITCH_MSG_MALFORMED;
+		return;
+	}
+	d->status = ITCH_MSG_OK;
+	d->ts = itch_be_n(m + 5, 6);
+	switch (d->type) {
+	case 'R':
+		d->ref = itch_be_n(m + 11, 8);
+		break;
+	case 'A': case 'F':
+		d->ref = itch_be_n(m + 11, 8);
+		d->side = m[19] == 'S';
+		d->shares = itch_be32(m + 20);
+		d->price = itch_be32(m + 32);
+		break;
+	case 'E': case 'C': case 'X':
+		d->ref = itch_be_n(m + 11, 8);
+		d->shares = itch_be32(m + 19);
+		break;
+	case 'D':
+		d->ref = itch_be_n(m + 11, 8);
+		break;
+	case 'U':
+		d->ref = itch_be_n(m + 11, 8);
+		d->ref2 = itch_be_n(m + 19, 8);
+		d->shares = itch_be32(m + 27);
+		d->price = itch_be32(m + 31);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -388,59 +451,78 @@ itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint
 	itch_level_add(b, l, shares, 1);
 }
 
+/* The best level of one side of a stock: price and shares (0, 0 for an empty side). */
+GNIO_HD static inline void
+itch_best(const struct itch_book *b, uint32_t locate, uint32_t side, uint64_t *px, uint64_t *sh)
+{
+	uint32_t l = b->head[locate * 2 + side];
+
+	*px = l != ITCH_NONE ? b->levels[l].price : 0;
+	*sh = l != ITCH_NONE ? b->levels[l].shares : 0;
+}
+
+/* A stock's best bid and offer: bid price, bid shares, ask price, ask shares (0, 0 for an empty side). */
+GNIO_HD static inline void
+itch_bbo(const struct itch_book *b, uint32_t locate, uint64_t out[4])
+{
+	itch_best(b, locate, 0, &out[0], &out[1]);
+	itch_best(b, locate, 1, &out[2], &out[3]);
+}
+
 /*
- * Apply message @p m of @p n bytes, MoldUDP64 sequence number @p seq. Returns 1
- * and fills @p ev when the best bid or offer of its stock changed, 0 when not,
- * -1 for a message of a known type but the wrong length (malformed, skipped).
+ * Apply decoded message @p d, MoldUDP64 sequence number @p seq. Returns 1 and
+ * fills @p ev when the best bid or offer of its stock changed, 0 when not, -1
+ * for a message of a known type but the wrong length (malformed, skipped).
+ * A message changes one side of one stock (a replace keeps the side), so
+ * only that side is compared before and after.
  */
 GNIO_HD static inline int
-itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, struct itch_event *ev)
+itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
 {
-	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0, locate, o;
-	uint64_t before[4], after[4];
-	uint8_t t;
+	uint32_t locate = d->locate, o = ITCH_NONE, side;
+	uint64_t px0, sh0, px1, sh1, opx, osh;
+	uint8_t t = d->type;
 
-	if (n == 0 || len == 0) {
+	if (d->status == ITCH_MSG_UNKNOWN) {
 		b->unknown_type++;
 		return 0;
 	}
-	if (len != n) {
+	if (d->status == ITCH_MSG_MALFORMED) {
 		b->malformed++;
 		return -1;
 	}
 	b->messages++;
-	t = m[0];
-	locate = itch_be16(m + 1);
 	if (t == 'R') {
 		for (int k = 0; k < 8; k++)
-			b->names[locate][k] = (char)m[11 + k];
+			b->names[locate][k] = (char)(d->ref >> (56 - 8 * k));
 		b->seen[locate] = 1;
 		return 0;
 	}
 	if (t != 'A' && t != 'F' && t != 'E' && t != 'C' && t != 'X' && t != 'D' && t != 'U')
 		return 0;
-	o = ITCH_NONE;
-	if (t != 'A' && t != 'F') {
-		o = itch_order_find(b, itch_be_n(m + 11, 8), locate);
+	if (t == 'A' || t == 'F') {
+		side = d->side;
+	} else {
+		o = itch_order_find(b, d->ref, locate);
 		if (o == ITCH_NONE) {
 			b->unknown_ref++;
 			return 0;
 		}
+		side = b->levels[b->orders[o].level].side;
 	}
-	itch_bbo(b, locate, before);
+	itch_best(b, locate, side, &px0, &sh0);
 	if (t == 'A' || t == 'F') {
-		itch_add(b, itch_be_n(m + 11, 8), locate, m[19] == 'S', itch_be32(m + 20), itch_be32(m + 32));
+		itch_add(b, d->ref, locate, side, d->shares, d->price);
 	} else if (t == 'D' || t == 'U') {
 		struct itch_order od = b->orders[o];
-		uint32_t side = b->levels[od.level].side;
 
 		itch_order_remove(b, o);
 		itch_level_add(b, od.level, -(int64_t)od.shares, -1);
 		if (t == 'U')
-			itch_add(b, itch_be_n(m + 19, 8), locate, side, itch_be32(m + 27), itch_be32(m + 31));
+			itch_add(b, d->ref2, locate, side, d->shares, d->price);
 	} else {
 		/* E, C, X: fewer shares; the order goes with its last one. */
-		uint32_t k = itch_be32(m + 19), l = b->orders[o].level;
+		uint32_t k = d->shares, l = b->orders[o].level;
 		int gone;
 
 		k = k < b->orders[o].shares ? k : b->orders[o].shares;
@@ -450,17 +532,28 @@ itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, stru
 			itch_order_remove(b, o);     /* the slot may now hold another order */
 		itch_level_add(b, l, -(int64_t)k, gone ? -1 : 0);
 	}
-	itch_bbo(b, locate, after);
-	if (before[0] == after[0] && before[1] == after[1] && before[2] == after[2] && before[3] == after[3])
+	itch_best(b, locate, side, &px1, &sh1);
+	if (px0 == px1 && sh0 == sh1)
 		return 0;
+	itch_best(b, locate, side ^ 1, &opx, &osh);
 	ev->seq = seq;
-	ev->ts = itch_be_n(m + 5, 6);
+	ev->ts = d->ts;
 	ev->locate = (uint16_t)locate;
-	ev->bid_px = (uint32_t)after[0];
-	ev->bid_shares = after[1];
-	ev->ask_px = (uint32_t)after[2];
-	ev->ask_shares = after[3];
+	ev->bid_px = (uint32_t)(side == 0 ? px1 : opx);
+	ev->bid_shares = side == 0 ? sh1 : osh;
+	ev->ask_px = (uint32_t)(side == 0 ? opx : px1);
+	ev->ask_shares = side == 0 ? osh : sh1;
 	return 1;
+}
+
+/* Apply message @p m of @p n bytes (itch_decode(), then itch_apply_msg()). */
+GNIO_HD static inline int
+itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, struct itch_event *ev)
+{
+	struct itch_msg d;
+
+	itch_decode(m, n, &d);
+	return itch_apply_msg(b, &d, seq, ev);
 }
 
 /* ---- MoldUDP64 ---- */

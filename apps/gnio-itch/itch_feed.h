@@ -10,7 +10,7 @@
  *
  * The book is split into nb_shards shards by stock locate (locate %
  * nb_shards): the GPU path applies the shards at once, one warp each, and
- * the CPU path gives the same results with any number (itch_feed_apply()
+ * the CPU path gives the same results with any number (itch_feed_apply_msg()
  * applies each message to its shard, counting every shard's live orders and
  * levels against the capacities). Where a message goes is ITCH_FEED_APPLY,
  * itch_feed_apply() unless the includer says otherwise (the GPU path hands
@@ -137,39 +137,35 @@ itch_feed_init(void *mem, uintptr_t base, uint32_t order_cap, uint32_t level_cap
 	itch_feed_rebase(f, delta);
 }
 
-/* The shard of message @p m of @p n bytes: its stock's (shard 0 for a message too short to name one). */
-GNIO_HD static inline uint32_t
-itch_feed_shard(uint32_t nb_shards, const uint8_t *m, uint32_t n)
-{
-	return n >= 3 ? itch_be16(m + 1) % nb_shards : 0;
-}
-
 /*
- * Apply one message to its shard, the capacities counting every shard's live
- * orders and levels; itch_apply()'s result (1: @p ev is a BBO change).
+ * Apply decoded message @p d to its shard (its locate % nb_shards), the
+ * capacities counting every shard's live orders and levels; itch_apply_msg()'s
+ * result (1: @p ev is a BBO change).
  */
 GNIO_HD static inline int
-itch_feed_apply_ev(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq, struct itch_event *ev)
+itch_feed_apply_msg(struct itch_feed *f, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
 {
-	struct itch_book *b = &f->book[itch_feed_shard(f->nb_shards, m, n)];
+	struct itch_book *b = &f->book[d->locate % f->nb_shards];
 	uint32_t orders = b->live_orders, levels = b->live_levels;
 	int r;
 
 	b->other_orders = f->live_orders - orders;
 	b->other_levels = f->live_levels - levels;
-	r = itch_apply(b, m, n, seq, ev);
+	r = itch_apply_msg(b, d, seq, ev);
 	f->live_orders += b->live_orders - orders;
 	f->live_levels += b->live_levels - levels;
 	return r;
 }
 
-/* Apply one message (itch_feed_apply_ev()), its event, if any, to the event channel. */
+/* Apply one message (itch_feed_apply_msg()), its event, if any, to the event channel. */
 GNIO_HD static inline void
 itch_feed_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 {
 	struct itch_event ev;
+	struct itch_msg d;
 
-	if (itch_feed_apply_ev(f, m, n, seq, &ev) == 1 && f->events != NULL && gnio_event_push(f->events, &ev) != 0)
+	itch_decode(m, n, &d);
+	if (itch_feed_apply_msg(f, &d, seq, &ev) == 1 && f->events != NULL && gnio_event_push(f->events, &ev) != 0)
 		f->events_dropped++;
 }
 
@@ -257,6 +253,38 @@ itch_feed_gap(struct itch_feed *f, uint64_t to, uint64_t now_ns)
 		f->gap_since_ns = now_ns != 0 ? now_ns : 1;
 		f->gaps++;
 	}
+}
+
+/*
+ * The receiver's fast path, for a packet known to be well formed, of this
+ * session, with @p count messages all there and read (1 <= count < 0xffff):
+ * can it be taken as itch_feed_packet() would, all its messages applied in
+ * order and nothing else changing? Only when no gap is open, nothing is held,
+ * the end of session is not known, and it starts at the next message.
+ */
+GNIO_HD static inline int
+itch_feed_in_order(const struct itch_feed *f, uint64_t seq)
+{
+	return f->have_session && f->gap_since_ns == 0 && f->pend_hi == 0 && f->end_seq == 0 && seq == f->next;
+}
+
+/*
+ * Take @p packets such packets, each starting where the one before ended,
+ * the last ending before @p next, the last received at @p now_ns: what
+ * itch_feed_packet() does to the receiver's state for them (their messages
+ * are applied by the caller, in order).
+ */
+GNIO_HD static inline void
+itch_feed_take(struct itch_feed *f, uint32_t packets, uint64_t next, uint64_t now_ns)
+{
+	f->packets += packets;
+	if (f->first_ns == 0)
+		f->first_ns = now_ns;
+	f->last_ns = now_ns;
+	f->next = next;
+	if (next > f->gap_to)
+		f->gap_to = next;
+	f->requested = 0;
 }
 
 /*

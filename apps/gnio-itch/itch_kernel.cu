@@ -41,25 +41,20 @@ __host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t
 
 #define ITCH_WARPS (ITCH_MAX_SHARDS + 1)
 #define ITCH_STAGE 65536u   /* bytes of shared memory for the packets of an item (one always fits) */
-#define ITCH_SPILL 8192u    /* copies of messages that are not in the stage (held ones) */
 #define ITCH_BATCH 2048u    /* messages a batch */
 #define ITCH_MAX_QS 8u
 
-/* A message of the batch: at arena + off, len bytes, for shard shard; sequence number seq0 + index. */
-struct itch_ent {
-	uint32_t off;
-	uint16_t len;
-	uint16_t shard;
-};
-
 /* The block's shared memory (dynamic). */
 struct itch_shm {
-	uint8_t arena[ITCH_STAGE + ITCH_SPILL];   /* the staged packets, then the spill */
-	struct itch_ent ent[ITCH_BATCH];
+	uint8_t stage[ITCH_STAGE];                 /* the packets being read */
+	struct itch_msg ent[ITCH_BATCH];           /* the batch: message k has sequence number seq0 + k */
 	uint32_t evbits[ITCH_BATCH / 32];          /* message k changed a BBO: its event in itch_evs[k] */
 	uint32_t evpos[ITCH_BATCH / 32];           /* events before each word of evbits */
+	/* Per packet of the stage (lane j's): fast-path candidate, its first message, count, entry. */
+	uint64_t pk_seq[32];
+	uint32_t pk_off[32], pk_end[32], pk_cnt[32], pk_ent[32];
 	uint64_t seq0;
-	uint32_t nent, spill, adds;
+	uint32_t nent, adds;
 	uint32_t ev_first, ev_taken;               /* the batch's records in the channel */
 	volatile uint32_t gen, done, quit;         /* warp 0 -> shards: a batch; shards -> warp 0 */
 };
@@ -68,7 +63,19 @@ extern __shared__ __align__(16) uint8_t itch_smem[];
 #define SHM ((struct itch_shm *)itch_smem)
 
 /* The events of the batch, by message (written by the shards, pushed by warp 0). */
-__device__ static struct itch_event itch_evs[ITCH_BATCH];
+__device__ static __align__(16) struct itch_event itch_evs[ITCH_BATCH];
+
+/* Record @p e into the channel at @p dst: 16 bytes a store where it can be (each store a PCIe write). */
+__device__ static void
+itch_put(uint8_t *dst, const struct itch_event *e, uint32_t size)
+{
+	if (size == sizeof(*e) && sizeof(*e) % 16 == 0 && ((uintptr_t)dst & 15) == 0) {
+		for (uint32_t k = 0; k < sizeof(*e) / 16; k++)
+			((uint4 *)dst)[k] = ((const uint4 *)e)[k];
+	} else {
+		memcpy(dst, e, size);
+	}
+}
 
 /* Copy @p len bytes of host memory at @p src to @p dst with the 32 lanes, fetched again (16 at a time when both allow). */
 __device__ static void
@@ -188,7 +195,7 @@ itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 			for (uint32_t k = 0; k < n; k++) {
 				struct itch_event e;
 
-				if (itch_feed_apply_ev(f, sh->arena + sh->ent[k].off, sh->ent[k].len, sh->seq0 + k, &e) == 1)
+				if (itch_feed_apply_msg(f, &sh->ent[k], sh->seq0 + k, &e) == 1)
 					itch_gpu_event(k, e);
 			}
 			for (uint32_t s = 0; s < f->nb_shards; s++)
@@ -218,7 +225,7 @@ itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 		for (uint32_t w = lane; w < words; w += nl)
 			for (uint32_t bits = sh->evbits[w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
 				if (i < taken)
-					memcpy(ev->rec + (size_t)((first + i) & ev->mask) * ev->rec_size,
+					itch_put(ev->rec + (size_t)((first + i) & ev->mask) * ev->rec_size,
 							&itch_evs[w * 32 + __ffs(bits) - 1], ev->rec_size);
 		/* Every record this lane wrote, then their sequence words (the CPU reads a record once its word says so). */
 		__threadfence_system();
@@ -231,7 +238,6 @@ itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 		__syncwarp();
 	if (lane == 0) {
 		sh->nent = 0;
-		sh->spill = 0;
 		sh->adds = 0;
 		sh->ev_taken = 0;
 	}
@@ -239,37 +245,34 @@ itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 		__syncwarp();
 }
 
-/* The receiver's message @p m of @p n bytes, sequence number @p seq, into the batch (warp 0's lane 0). */
+/* Is decoded message @p d an add (it may take an order slot and a level)? */
+__device__ static uint32_t
+itch_is_add(const struct itch_msg &d)
+{
+	return d.status == ITCH_MSG_OK && (d.type == 'A' || d.type == 'F' || d.type == 'U');
+}
+
+/*
+ * The receiver's slow path (itch_state.h's code on warp 0's lane 0): message
+ * @p m of @p n bytes, sequence number @p seq, decoded into the batch.
+ */
 __host__ __device__ static void
 itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 {
 #ifdef __CUDA_ARCH__
 	struct itch_shm *sh = SHM;
-	uint32_t k = sh->nent, off;
-	bool staged = m >= sh->arena && m < sh->arena + ITCH_STAGE;
+	uint32_t k = sh->nent;
 
-	/* A batch is full, is not consecutive (a lost gap) or has no room for a copy: apply it first. */
-	if (k == ITCH_BATCH || (k != 0 && seq != sh->seq0 + k) || (!staged && sh->spill + ITCH_PEND_BYTES > ITCH_SPILL)) {
+	/* A batch is full or would not be consecutive (a lost gap): apply it first. */
+	if (k == ITCH_BATCH || (k != 0 && seq != sh->seq0 + k)) {
 		itch_gpu_batch(f, 0, 1);
 		k = 0;
 	}
 	if (k == 0)
 		sh->seq0 = seq;
-	if (staged) {
-		off = (uint32_t)(m - sh->arena);
-	} else {
-		/* Held, or in a packet too long for the stage: its bytes (all a known type has) copied. */
-		uint32_t c = min(n, ITCH_PEND_BYTES);
-
-		off = ITCH_STAGE + sh->spill;
-		for (uint32_t i = 0; i < c; i++)
-			sh->arena[off + i] = m[i];
-		sh->spill += (c + 15) & ~15u;
-	}
-	sh->ent[k].off = off;
-	sh->ent[k].len = (uint16_t)min(n, 0xffffu);   /* any length above 50 is wrong for every type */
-	sh->ent[k].shard = (uint16_t)itch_feed_shard(f->nb_shards, m, n);
-	sh->adds += n != 0 && (m[0] == 'A' || m[0] == 'F' || m[0] == 'U');
+	itch_decode(m, n, &sh->ent[k]);
+	sh->ent[k].shard = (uint8_t)(sh->ent[k].locate % f->nb_shards);
+	sh->adds += itch_is_add(sh->ent[k]);
 	sh->nent = k + 1;
 #else
 	(void)f;
@@ -279,15 +282,13 @@ itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 #endif
 }
 
-/* The order slot message @p m names first (its home in the table), or NULL. */
+/* The order slot decoded message @p d names first (its home in the table), or NULL. */
 __device__ static const void *
-itch_home(const struct itch_book *b, const uint8_t *m, uint32_t n)
+itch_home(const struct itch_book *b, const struct itch_msg &d)
 {
-	if (n < 19 || itch_msg_len(m[0]) != n)
+	if (d.status != ITCH_MSG_OK || d.type == 'R' || d.ref == 0)
 		return NULL;
-	if (m[0] != 'A' && m[0] != 'F' && m[0] != 'E' && m[0] != 'C' && m[0] != 'X' && m[0] != 'D' && m[0] != 'U')
-		return NULL;
-	return &b->orders[itch_hash64(itch_be_n(m + 11, 8)) & (b->order_cap - 1)];
+	return &b->orders[itch_hash64(d.ref) & (b->order_cap - 1)];
 }
 
 /* Shard warp: apply each batch's messages of its stocks, in order. */
@@ -315,7 +316,7 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 			bool mine = k < n && sh->ent[k].shard == me;
 
 			if (mine) {
-				const void *home = itch_home(b, sh->arena + sh->ent[k].off, sh->ent[k].len);
+				const void *home = itch_home(b, sh->ent[k]);
 
 				if (home != NULL)
 					asm volatile("prefetch.global.L1 [%0];" : : "l"(home));
@@ -326,7 +327,7 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 					uint32_t j = base + __ffs(mask) - 1;
 					struct itch_event e;
 
-					if (itch_apply(b, sh->arena + sh->ent[j].off, sh->ent[j].len, sh->seq0 + j, &e) == 1)
+					if (itch_apply_msg(b, &sh->ent[j], sh->seq0 + j, &e) == 1)
 						itch_gpu_event(j, e);
 				}
 			__syncwarp();
@@ -338,12 +339,67 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 	}
 }
 
-/* Warp 0: the items of every queue, in turn; their packets through the receiver; each batch applied. */
+/*
+ * Lane j's packet @p pk, copied to the stage: is it a fast-path candidate (the
+ * feed's, well formed, of the followed session, 1 to 0xfffe messages all
+ * there)? Its sequence number, first message and count into the packet table.
+ */
+__device__ static bool
+itch_candidate(const struct itch_state *st, const gnio_pkt &pk, uint32_t j)
+{
+	struct itch_shm *sh = SHM;
+	const struct itch_feed *f = &st->feed;
+	uint32_t off, len, count, at = ITCH_MOLD_HDR, n, k;
+	const uint8_t *p, *m;
+	uint64_t seq;
+
+	if (itch_payload(st, &pk, &off, &len) != 0)
+		return false;
+	p = pk.data + off;
+	if (itch_mold_header(p, len, &seq, &count) != 0 || count == ITCH_MOLD_HEARTBEAT || count == ITCH_MOLD_END)
+		return false;
+	for (int i = 0; i < 10; i++)
+		if (p[i] != f->session[i])
+			return false;
+	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
+		;
+	if (k < count)
+		return false;
+	sh->pk_seq[j] = seq;
+	sh->pk_off[j] = (uint32_t)(p - sh->stage);
+	sh->pk_end[j] = (uint32_t)(p - sh->stage) + len;
+	sh->pk_cnt[j] = count;
+	return true;
+}
+
+/* Lane j's fast packet: its messages decoded into the batch from entry pk_ent[j]; the adds among them. */
+__device__ static uint32_t
+itch_fill(const struct itch_feed *f, uint32_t j)
+{
+	struct itch_shm *sh = SHM;
+	const uint8_t *p = sh->stage + sh->pk_off[j], *m;
+	uint32_t len = sh->pk_end[j] - sh->pk_off[j], at = ITCH_MOLD_HDR, n, adds = 0;
+
+	for (uint32_t k = 0, e = sh->pk_ent[j]; k < sh->pk_cnt[j] && itch_mold_next(p, len, &at, &m, &n) == 1; k++, e++) {
+		itch_decode(m, n, &sh->ent[e]);
+		sh->ent[e].shard = (uint8_t)(sh->ent[e].locate % f->nb_shards);
+		adds += itch_is_add(sh->ent[e]);
+	}
+	return adds;
+}
+
+/*
+ * Warp 0: the items of every queue, in turn. Each packet goes through the
+ * fast path when it is the next one in order (its messages decoded by its
+ * lane, all lanes at once), else through itch_state.h's code on lane 0;
+ * each batch is applied before the stage is reused.
+ */
 __device__ static void
 itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 {
 	struct itch_shm *sh = SHM;
-	uint8_t *stage = sh->arena;
+	struct itch_feed *f = &st->feed;
+	uint8_t *stage = sh->stage;
 	gnio_item its[ITCH_MAX_QS];
 	uint32_t nq = min(l.nb_qs, ITCH_MAX_QS), quit = 0;
 
@@ -365,7 +421,7 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 		 * does): lane j reads packet base + j's descriptor, all at once.
 		 */
 		for (uint32_t base = 0, n; base < it.nb; base += n) {
-			uint32_t cnt = min(32u, it.nb - base), need = 0, at, end;
+			uint32_t cnt = min(32u, it.nb - base), need = 0, at, end, cand;
 			gnio_pkt mine = {};
 
 			if (lane < cnt) {
@@ -389,26 +445,80 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 				warp_fetch(stage + ak, src, __shfl_sync(0xffffffffu, mine.len, k), lane);
 			}
 			__syncwarp();
-			for (uint32_t k = 0; k < n; k++) {
-				gnio_pkt p = shfl_pkt(mine, k);
-				uint32_t ak = __shfl_sync(0xffffffffu, at, k);
-				uint8_t *host = p.data;
-				uint16_t v = 0;
+			{
+				gnio_pkt staged = mine;
 
+				staged.data = stage + at;
+				cand = __ballot_sync(0xffffffffu, lane < n && itch_candidate(st, staged, lane));
+			}
+			__syncwarp();
+			for (uint32_t k = 0; k < n;) {
+				uint32_t r = k, full = 0;
+
+				/* Lane 0: the packets from k that are next in order, as the receiver would take them. */
 				if (lane == 0) {
-					p.data = stage + ak;
-					v = itch_on_packet(st, &p, gnio_shm_dev_time_ns());
-					gnio_item_set_verdict(it, base + k, v);
+					uint64_t next = f->next;
+					uint32_t e = sh->nent;
+
+					if (k < n && (cand >> k & 1) && itch_feed_in_order(f, sh->pk_seq[k])) {
+						if (e == 0)
+							sh->seq0 = next;
+						while (r < n && (cand >> r & 1) && sh->pk_seq[r] == next &&
+								e + sh->pk_cnt[r] <= ITCH_BATCH) {
+							sh->pk_ent[r] = e;
+							e += sh->pk_cnt[r];
+							next += sh->pk_cnt[r];
+							gnio_item_set_verdict(it, base + r, gnio_verdict_drop(GNIO_DROP_HANDLER));
+							r++;
+						}
+						if (r > k)
+							itch_feed_take(f, r - k, next, gnio_shm_dev_time_ns());
+						full = r < n && (cand >> r & 1) && sh->pk_seq[r] == next && sh->pk_cnt[r] <= ITCH_BATCH;
+						sh->nent = e;
+					}
 				}
-				v = __shfl_sync(0xffffffffu, v, 0);
+				r = __shfl_sync(0xffffffffu, r, 0);
+				full = __shfl_sync(0xffffffffu, full, 0);
 				__syncwarp();
-				/* A re-request was written over the copy: it goes out from the packet itself. */
-				if (!gnio_verdict_is_drop(v))
-					warp_store(host, stage + ak, p.len, lane);
-				__syncwarp();
+				if (r > k) {
+					uint32_t adds = lane >= k && lane < r ? itch_fill(f, lane) : 0;
+
+					for (uint32_t d = 16; d > 0; d >>= 1)
+						adds += __shfl_xor_sync(0xffffffffu, adds, d);
+					if (lane == 0)
+						sh->adds += adds;
+					__syncwarp();
+				}
+				if (full) {
+					/* The next packet is in order but the batch is full: apply it, then go on. */
+					itch_gpu_batch(f, lane, 32);
+					k = r;
+					continue;
+				}
+				if (r < n) {
+					/* Packet r the slow way: itch_state.h's code, as the CPU path runs it. */
+					gnio_pkt p = shfl_pkt(mine, r);
+					uint32_t ar = __shfl_sync(0xffffffffu, at, r);
+					uint8_t *host = p.data;
+					uint16_t v = 0;
+
+					if (lane == 0) {
+						p.data = stage + ar;
+						v = itch_on_packet(st, &p, gnio_shm_dev_time_ns());
+						gnio_item_set_verdict(it, base + r, v);
+					}
+					v = __shfl_sync(0xffffffffu, v, 0);
+					__syncwarp();
+					/* A re-request was written over the copy: it goes out from the packet itself. */
+					if (!gnio_verdict_is_drop(v))
+						warp_store(host, stage + ar, p.len, lane);
+					__syncwarp();
+					r++;
+				}
+				k = r;
 			}
 			/* Every message of these packets applied, their events pushed, before the stage is reused. */
-			itch_gpu_batch(&st->feed, lane, 32);
+			itch_gpu_batch(f, lane, 32);
 		}
 		gnio_item_release(it, l);
 	}
@@ -423,7 +533,7 @@ k_itch(gnio_cuda_launch l)
 	uint32_t warp = threadIdx.x / 32, lane = threadIdx.x & 31;
 
 	if (threadIdx.x == 0) {
-		SHM->nent = SHM->spill = SHM->adds = SHM->ev_taken = 0;
+		SHM->nent = SHM->adds = SHM->ev_taken = 0;
 		SHM->gen = SHM->done = SHM->quit = 0;
 	}
 	__syncthreads();

@@ -20,18 +20,15 @@ struct itch_state {
 };
 
 /*
- * One packet, received at @p now_ns: its UDP payload to the receiver; then
- * dropped as handled, or turned into the re-request, which goes back out of
- * its port (it is at least that long; the IPv4 and UDP lengths say how much
- * of it is the request).
+ * The feed's UDP payload in packet @p pk: 0 with its offset and length, or
+ * the verdict of a packet that is not the feed's (not handled) or is cut
+ * short (malformed).
  */
 GNIO_HD static inline uint16_t
-itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
+itch_payload(const struct itch_state *st, const struct gnio_pkt *pk, uint32_t *off, uint32_t *len)
 {
-	struct itch_feed *f = &st->feed;
-	uint8_t *p = pk->data, feed_src[6];
+	const uint8_t *p = pk->data;
 	uint32_t ihl, udp, end, dport;
-	enum itch_action a;
 
 	if (pk->len < 14 + 20 + 8 || p[12] != 0x08 || p[13] != 0x00 || (p[14] >> 4) != 4 || p[23] != 17)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
@@ -45,7 +42,29 @@ itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
 	end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
 	if (end < udp + 8 || end > pk->len)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
-	a = itch_feed_packet(f, p + udp + 8, end - udp - 8, now_ns);
+	*off = udp + 8;
+	*len = end - udp - 8;
+	return 0;
+}
+
+/*
+ * One packet, received at @p now_ns: its UDP payload to the receiver; then
+ * dropped as handled, or turned into the re-request, which goes back out of
+ * its port (it is at least that long; the IPv4 and UDP lengths say how much
+ * of it is the request).
+ */
+GNIO_HD static inline uint16_t
+itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
+{
+	struct itch_feed *f = &st->feed;
+	uint8_t *p = pk->data, feed_src[6];
+	uint32_t off = 0, len = 0;
+	uint16_t v = itch_payload(st, pk, &off, &len);
+	enum itch_action a;
+
+	if (v != 0)
+		return v;
+	a = itch_feed_packet(f, p + off, len, now_ns);
 	if (a == ITCH_MALFORMED)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	if (a != ITCH_REQUEST || pk->len < ITCH_REQ_LEN)
