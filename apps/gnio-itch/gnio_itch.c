@@ -372,6 +372,18 @@ main(int argc, char **argv)
 			printf(APP ": %.3f s from the first packet to the last: %.2f M messages/s applied\n",
 					(double)(f->last_ns - f->first_ns) / 1e9,
 					(double)t.messages * 1e3 / (double)(f->last_ns - f->first_ns));
+		if (strcmp(o.consumer, "host") != 0 && t.messages != 0 && f->last_ns > f->first_ns) {
+			/* What bounds the GPU path: the shard with the most messages, applied one after another. */
+			uint32_t hot = 0;
+
+			for (uint32_t s = 1; s < f->nb_shards; s++)
+				if (f->book[s].messages > f->book[hot].messages)
+					hot = s;
+			printf(APP ": busiest shard %u: %.1f %% of the messages, %.0f ns a message, busy %.0f %% "
+					"of the run\n", hot, 100.0 * (double)f->book[hot].messages / (double)t.messages,
+					f->book[hot].messages ? (double)f->book[hot].busy_ns / (double)f->book[hot].messages : 0.0,
+					100.0 * (double)f->book[hot].busy_ns / (double)(f->last_ns - f->first_ns));
+		}
 		if (o.json != NULL) {
 			FILE *j = fopen(o.json, "w");
 

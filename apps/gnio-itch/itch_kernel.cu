@@ -41,7 +41,7 @@ __host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t
 
 #define ITCH_WARPS (ITCH_MAX_SHARDS + 1)
 #define ITCH_STAGE 65536u   /* bytes of shared memory for the packets of an item (one always fits) */
-#define ITCH_BATCH 2048u    /* messages a batch */
+#define ITCH_BATCH 512u     /* messages a batch (a small batch leaves the SM more L1) */
 #define ITCH_MAX_QS 8u
 
 /* The block's shared memory (dynamic). */
@@ -298,6 +298,7 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 	struct itch_shm *sh = SHM;
 	struct itch_book *b = &f->book[me];
 	uint32_t gen = 0;
+	uint64_t t0;
 
 	for (;;) {
 		uint32_t g = gen;
@@ -310,6 +311,7 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 		if (g == gen)
 			break;
 		gen = g;
+		t0 = gnio_shm_dev_time_ns();
 		__threadfence_block();
 		for (uint32_t base = 0, n = sh->nent; base < n; base += 32) {
 			uint32_t k = base + lane, mask;
@@ -333,6 +335,7 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 			__syncwarp();
 		}
 		if (lane == 0) {
+			b->busy_ns += gnio_shm_dev_time_ns() - t0;
 			__threadfence_block();
 			atomicAdd((uint32_t *)&sh->done, 1u);
 		}
