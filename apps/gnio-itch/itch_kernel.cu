@@ -4,23 +4,21 @@
  * (consumer "cuda-kernel"), the book in GPU memory split into ITCH_MAX_SHARDS
  * shards by stock locate (itch_feed.h). One block of 32 warps:
  *
- * - warp 0 takes the items of every queue in turn and fetches an item's
- *   packets into shared memory (all of them at once: each load of host
- *   memory is a PCIe round trip). A packet that is the next one in order has
- *   its messages decoded by its own lane, all lanes at once; any other packet
- *   (gaps, duplicates, held messages, re-requests, heartbeats) goes through
- *   the CPU path's per-packet code (itch_state.h) on lane 0, whose messages
- *   to apply are decoded into the batch instead (ITCH_FEED_APPLY,
- *   itch_gpu_emit() below). Every batch is in sequence order;
+ * - warp 0 takes the items of every queue in turn, copies an item's packets
+ *   into shared memory (16 bytes a lane, every load in flight: each byte read
+ *   from host memory one at a time would be a PCIe round trip), then its
+ *   lane 0 runs the CPU path's per-packet code (itch_state.h: sequencing,
+ *   gaps, held messages, re-requests) on each copy. The messages it would
+ *   apply go, in sequence order, into a batch in shared memory instead
+ *   (ITCH_FEED_APPLY, itch_gpu_emit() below);
  * - warps 1 to 31 are the shards: at each batch, shard s's warp walks the
  *   batch, its lane 0 applying the messages of its stocks in order while the
  *   other lanes prefetch the order slots they name; a change of best bid or
  *   offer goes into the event slot of its message;
- * - there are two batches: warp 0 fills one while the shards apply the other;
- *   before it hands the next one over, it pushes the applied one's events in
- *   sequence order into the event channel (one reservation, every lane
- *   writing). An item is released once its last batch's events are pushed:
- *   its events are in host memory before it completes.
+ * - warp 0 then pushes the batch's events in sequence order into the event
+ *   channel (one reservation, every lane writing), and releases the item
+ *   once all its packets are applied: its events are in host memory before
+ *   it completes.
  *
  * Built with loads cached (not -dlcm=cv): each shard's tables stay in the
  * SM's L1, and host memory (descriptors, packets) is read only through
@@ -49,30 +47,25 @@ __host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t
 /* The block's shared memory (dynamic). */
 struct itch_shm {
 	uint8_t stage[ITCH_STAGE];                 /* the packets being read */
-	/* Two batches: one filled by the receiver while the shards apply the other. */
-	struct itch_msg ent[2][ITCH_BATCH];        /* message k has sequence number seq0 + k */
-	uint32_t evbits[2][ITCH_BATCH / 32];       /* message k changed a BBO: its event in itch_evs */
-	uint32_t evpos[ITCH_BATCH / 32];           /* events before each word of evbits (pushing) */
+	struct itch_msg ent[ITCH_BATCH];           /* the batch: message k has sequence number seq0 + k */
+	uint32_t evbits[ITCH_BATCH / 32];          /* message k changed a BBO: its event in itch_evs[k] */
+	uint32_t evpos[ITCH_BATCH / 32];           /* events before each word of evbits */
 	/* Per packet of the stage (lane j's): fast-path candidate, its first message, count, entry. */
 	uint64_t pk_seq[32];
 	uint32_t pk_off[32], pk_end[32], pk_cnt[32], pk_ent[32];
 	const uint8_t *pk_src[32];                 /* the packet in host memory, where in the stage, bytes */
 	uint32_t pk_at[32], pk_len[32];
-	uint64_t seq0[2];
-	uint32_t nent[2], adds[2];
-	uint32_t cur;                              /* the batch being filled */
-	uint32_t inflight;                         /* the other one is with the shards */
-	uint32_t serial;                           /* publish(): this batch is applied by lane 0 */
-	uint32_t pub;                              /* the batch the shards have */
-	uint32_t ev_first, ev_taken;               /* a batch's records in the channel */
-	volatile uint32_t gen, done, quit;         /* warp 0 -> shards: batch gen, in ent[gen & 1] */
+	uint64_t seq0;
+	uint32_t nent, adds;
+	uint32_t ev_first, ev_taken;               /* the batch's records in the channel */
+	volatile uint32_t gen, done, quit;         /* warp 0 -> shards: a batch; shards -> warp 0 */
 };
 
 extern __shared__ __align__(16) uint8_t itch_smem[];
 #define SHM ((struct itch_shm *)itch_smem)
 
-/* The events of each batch, by message (written by the shards, pushed by warp 0). */
-__device__ static __align__(16) struct itch_event itch_evs[2][ITCH_BATCH];
+/* The events of the batch, by message (written by the shards, pushed by warp 0). */
+__device__ static __align__(16) struct itch_event itch_evs[ITCH_BATCH];
 
 /* Record @p e into the channel at @p dst: 16 bytes a store where it can be (each store a PCIe write). */
 __device__ static void
@@ -198,42 +191,70 @@ itch_gpu_reserve(const struct gnio_event_ring *ev, uint32_t want, uint32_t *got)
 	}
 }
 
-/* Message k of batch b changed a best bid or offer: its event, for warp 0 to push. */
+/* Message k of the batch changed a best bid or offer: its event, for warp 0 to push. */
 __device__ static void
-itch_gpu_event(uint32_t b, uint32_t k, const struct itch_event &ev)
+itch_gpu_event(uint32_t k, const struct itch_event &ev)
 {
-	itch_evs[b][k] = ev;
-	atomicOr(&SHM->evbits[b][k >> 5], 1u << (k & 31));
+	itch_evs[k] = ev;
+	atomicOr(&SHM->evbits[k >> 5], 1u << (k & 31));
 }
 
 /*
- * The functions below are called by the whole of warp 0 (@p nl 32, converged)
- * or by its lane 0 alone (@p nl 1, from the receiver's code). At most one
- * batch is with the shards at a time; batches are applied, and their events
- * pushed, in order.
+ * Apply the batch and push its events in order: by the whole of warp 0 (@p nl
+ * 32, converged) or by its lane 0 alone (@p nl 1, from the receiver's code).
  */
-
-/* Push batch b's events in order (one reservation for all), and empty it. */
 __device__ static void
-itch_push(struct itch_feed *f, uint32_t b, uint32_t lane, uint32_t nl)
+itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 {
 	struct itch_shm *sh = SHM;
 	const struct gnio_event_ring *ev = f->events;
-	uint32_t words = (sh->nent[b] + 31) / 32;
+	uint32_t n = sh->nent, words = (n + 31) / 32;
 
+	if (n == 0)
+		return;
 	if (lane == 0) {
-		uint32_t tot = 0, got = 0, first = 0;
+		for (uint32_t w = 0; w < words; w++)
+			sh->evbits[w] = 0;
+		if (f->live_orders + sh->adds < f->book[0].order_cap &&
+				f->live_levels + sh->adds <= f->book[0].level_cap) {
+			/* No add can be refused: every shard at once. */
+			__threadfence_block();
+			sh->gen = sh->gen + 1;
+			while (sh->done != ITCH_MAX_SHARDS)
+				__nanosleep(32);
+			sh->done = 0;
+			__threadfence_block();
+			f->live_orders = f->live_levels = 0;
+			for (uint32_t s = 0; s < f->nb_shards; s++) {
+				f->live_orders += f->book[s].live_orders;
+				f->live_levels += f->book[s].live_levels;
+			}
+		} else {
+			/* An add may be refused: in order, as the CPU path, counting every shard's tables. */
+			for (uint32_t k = 0; k < n; k++) {
+				struct itch_event e;
 
-		for (uint32_t w = 0; w < words; w++) {
-			sh->evpos[w] = tot;
-			tot += __popc(sh->evbits[b][w]);
+				if (itch_feed_apply_msg(f, &sh->ent[k], sh->seq0 + k, &e) == 1)
+					itch_gpu_event(k, e);
+			}
+			for (uint32_t s = 0; s < f->nb_shards; s++)
+				f->book[s].other_orders = f->book[s].other_levels = 0;
 		}
-		if (tot != 0 && ev != NULL) {
-			first = itch_gpu_reserve(ev, tot, &got);
-			f->events_dropped += tot - got;
+		/* The events in order: one reservation for all. */
+		{
+			uint32_t tot = 0, got = 0, first = 0;
+
+			for (uint32_t w = 0; w < words; w++) {
+				sh->evpos[w] = tot;
+				tot += __popc(sh->evbits[w]);
+			}
+			if (tot != 0 && ev != NULL) {
+				first = itch_gpu_reserve(ev, tot, &got);
+				f->events_dropped += tot - got;
+			}
+			sh->ev_first = first;
+			sh->ev_taken = got;
 		}
-		sh->ev_first = first;
-		sh->ev_taken = got;
 	}
 	if (nl > 1)
 		__syncwarp();
@@ -241,108 +262,26 @@ itch_push(struct itch_feed *f, uint32_t b, uint32_t lane, uint32_t nl)
 		uint32_t first = sh->ev_first, taken = sh->ev_taken;
 
 		for (uint32_t w = lane; w < words; w += nl)
-			for (uint32_t bits = sh->evbits[b][w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
+			for (uint32_t bits = sh->evbits[w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
 				if (i < taken)
 					itch_put(ev->rec + (size_t)((first + i) & ev->mask) * ev->rec_size,
-							&itch_evs[b][w * 32 + __ffs(bits) - 1], ev->rec_size);
+							&itch_evs[w * 32 + __ffs(bits) - 1], ev->rec_size);
 		/* Every record this lane wrote, then their sequence words (the CPU reads a record once its word says so). */
 		__threadfence_system();
 		for (uint32_t w = lane; w < words; w += nl)
-			for (uint32_t bits = sh->evbits[b][w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
+			for (uint32_t bits = sh->evbits[w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
 				if (i < taken)
 					((volatile uint32_t *)ev->seq)[(first + i) & ev->mask] = first + i + 1;
 	}
 	if (nl > 1)
 		__syncwarp();
 	if (lane == 0) {
-		sh->nent[b] = 0;
-		sh->adds[b] = 0;
+		sh->nent = 0;
+		sh->adds = 0;
 		sh->ev_taken = 0;
 	}
 	if (nl > 1)
 		__syncwarp();
-}
-
-/* The batch with the shards, if any: wait for them, then push its events. */
-__device__ static void
-itch_complete(struct itch_feed *f, uint32_t lane, uint32_t nl)
-{
-	struct itch_shm *sh = SHM;
-
-	if (!sh->inflight)
-		return;
-	if (lane == 0) {
-		while (sh->done != ITCH_MAX_SHARDS)
-			__nanosleep(32);
-		sh->done = 0;
-		__threadfence_block();
-		f->live_orders = f->live_levels = 0;
-		for (uint32_t s = 0; s < f->nb_shards; s++) {
-			f->live_orders += f->book[s].live_orders;
-			f->live_levels += f->book[s].live_levels;
-		}
-	}
-	if (nl > 1)
-		__syncwarp();
-	itch_push(f, sh->cur ^ 1, lane, nl);
-	if (lane == 0)
-		sh->inflight = 0;
-	if (nl > 1)
-		__syncwarp();
-}
-
-/*
- * The batch being filled, to the shards (the other one completed first):
- * when no add in it can be refused, the shards take it and the receiver
- * fills the other; else lane 0 applies it in order, as the CPU path, and its
- * events are pushed at once.
- */
-__device__ static void
-itch_publish(struct itch_feed *f, uint32_t lane, uint32_t nl)
-{
-	struct itch_shm *sh = SHM;
-	uint32_t b;
-
-	itch_complete(f, lane, nl);
-	b = sh->cur;
-	if (sh->nent[b] == 0)
-		return;
-	if (lane == 0) {
-		for (uint32_t w = 0; w < (sh->nent[b] + 31) / 32; w++)
-			sh->evbits[b][w] = 0;
-		sh->serial = f->live_orders + sh->adds[b] >= f->book[0].order_cap ||
-				f->live_levels + sh->adds[b] > f->book[0].level_cap;
-		if (!sh->serial) {
-			sh->pub = b;
-			__threadfence_block();
-			sh->inflight = 1;
-			sh->cur = b ^ 1;
-			sh->gen = sh->gen + 1;
-		} else {
-			for (uint32_t k = 0; k < sh->nent[b]; k++) {
-				struct itch_event e;
-
-				if (itch_feed_apply_msg(f, &sh->ent[b][k], sh->seq0[b] + k, &e) == 1)
-					itch_gpu_event(b, k, e);
-			}
-			for (uint32_t s = 0; s < f->nb_shards; s++)
-				f->book[s].other_orders = f->book[s].other_levels = 0;
-		}
-	}
-	if (nl > 1)
-		__syncwarp();
-	if (sh->serial)
-		itch_push(f, b, lane, nl);
-	if (nl > 1)
-		__syncwarp();
-}
-
-/* Everything received so far applied and its events pushed. */
-__device__ static void
-itch_drain_batches(struct itch_feed *f, uint32_t lane, uint32_t nl)
-{
-	itch_publish(f, lane, nl);
-	itch_complete(f, lane, nl);
 }
 
 /* Is decoded message @p d an add (it may take an order slot and a level)? */
@@ -361,20 +300,19 @@ itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 {
 #ifdef __CUDA_ARCH__
 	struct itch_shm *sh = SHM;
-	uint32_t b = sh->cur, k = sh->nent[b];
+	uint32_t k = sh->nent;
 
-	/* A batch is full or would not be consecutive (a lost gap): to the shards first. */
-	if (k == ITCH_BATCH || (k != 0 && seq != sh->seq0[b] + k)) {
-		itch_publish(f, 0, 1);
-		b = sh->cur;
-		k = sh->nent[b];
+	/* A batch is full or would not be consecutive (a lost gap): apply it first. */
+	if (k == ITCH_BATCH || (k != 0 && seq != sh->seq0 + k)) {
+		itch_gpu_batch(f, 0, 1);
+		k = 0;
 	}
 	if (k == 0)
-		sh->seq0[b] = seq;
-	itch_decode(m, n, &sh->ent[b][k]);
-	sh->ent[b][k].shard = (uint8_t)(sh->ent[b][k].locate % f->nb_shards);
-	sh->adds[b] += itch_is_add(sh->ent[b][k]);
-	sh->nent[b] = k + 1;
+		sh->seq0 = seq;
+	itch_decode(m, n, &sh->ent[k]);
+	sh->ent[k].shard = (uint8_t)(sh->ent[k].locate % f->nb_shards);
+	sh->adds += itch_is_add(sh->ent[k]);
+	sh->nent = k + 1;
 #else
 	(void)f;
 	(void)m;
@@ -414,13 +352,12 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 		gen = g;
 		t0 = gnio_shm_dev_time_ns();
 		__threadfence_block();
-		for (uint32_t base = 0, bi = sh->pub, n = sh->nent[bi]; base < n; base += 32) {
-			const struct itch_msg *ent = sh->ent[bi];
+		for (uint32_t base = 0, n = sh->nent; base < n; base += 32) {
 			uint32_t k = base + lane, mask;
-			bool mine = k < n && ent[k].shard == me;
+			bool mine = k < n && sh->ent[k].shard == me;
 
 			if (mine) {
-				const void *home = itch_home(b, ent[k]);
+				const void *home = itch_home(b, sh->ent[k]);
 
 				if (home != NULL)
 					asm volatile("prefetch.global.L1 [%0];" : : "l"(home));
@@ -431,8 +368,8 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 					uint32_t j = base + __ffs(mask) - 1;
 					struct itch_event e;
 
-					if (itch_apply_msg(b, &ent[j], sh->seq0[bi] + j, &e) == 1)
-						itch_gpu_event(bi, j, e);
+					if (itch_apply_msg(b, &sh->ent[j], sh->seq0 + j, &e) == 1)
+						itch_gpu_event(j, e);
 				}
 			__syncwarp();
 		}
@@ -482,14 +419,13 @@ __device__ static uint32_t
 itch_fill(const struct itch_feed *f, uint32_t j)
 {
 	struct itch_shm *sh = SHM;
-	struct itch_msg *ent = sh->ent[sh->cur];
 	const uint8_t *p = sh->stage + sh->pk_off[j], *m;
 	uint32_t len = sh->pk_end[j] - sh->pk_off[j], at = ITCH_MOLD_HDR, n, adds = 0;
 
 	for (uint32_t k = 0, e = sh->pk_ent[j]; k < sh->pk_cnt[j] && itch_mold_next(p, len, &at, &m, &n) == 1; k++, e++) {
-		itch_decode(m, n, &ent[e]);
-		ent[e].shard = (uint8_t)(ent[e].locate % f->nb_shards);
-		adds += itch_is_add(ent[e]);
+		itch_decode(m, n, &sh->ent[e]);
+		sh->ent[e].shard = (uint8_t)(sh->ent[e].locate % f->nb_shards);
+		adds += itch_is_add(sh->ent[e]);
 	}
 	return adds;
 }
@@ -506,32 +442,22 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 	struct itch_shm *sh = SHM;
 	struct itch_feed *f = &st->feed;
 	uint8_t *stage = sh->stage;
-	gnio_item its[ITCH_MAX_QS], held;
-	uint32_t nq = min(l.nb_qs, ITCH_MAX_QS), quit = 0, held_gen = 0;
-	bool holding = false;   /* held: an item done with, released once batch held_gen is applied */
+	gnio_item its[ITCH_MAX_QS];
+	uint32_t nq = min(l.nb_qs, ITCH_MAX_QS), quit = 0;
 
 	for (uint32_t q = 0; q < nq; q++)
 		gnio_item_init(its[q]);
 	for (uint32_t q = 0; quit != (1u << nq) - 1; q = (q + 1) % nq) {
 		gnio_item &it = its[q];
-		bool busy = sh->inflight || holding;
 
 		if (quit & (1u << q))
 			continue;
-		/* With a batch at the shards, only a look: nothing new, then finish it and release. */
-		if (gnio_item_wait(l, q, it, busy ? 0 : nq > 1 ? 2000 : 1000000) == GNIO_ITEM_QUIT) {
+		if (gnio_item_wait(l, q, it, nq > 1 ? 2000 : 1000000) == GNIO_ITEM_QUIT) {
 			quit |= 1u << q;
 			continue;
 		}
-		if (!it.ready) {
-			if (busy) {
-				itch_complete(f, lane, 32);
-				if (holding)
-					gnio_item_release(held, l);
-				holding = false;
-			}
+		if (!it.ready)
 			continue;
-		}
 		/*
 		 * Up to 32 packets at a time, as many as the stage holds (one always
 		 * does): lane j reads packet base + j's descriptor, all at once.
@@ -575,11 +501,11 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 				/* Lane 0: the packets from k that are next in order, as the receiver would take them. */
 				if (lane == 0) {
 					uint64_t next = f->next;
-					uint32_t b = sh->cur, e = sh->nent[b];
+					uint32_t e = sh->nent;
 
 					if (k < n && (cand >> k & 1) && itch_feed_in_order(f, sh->pk_seq[k])) {
 						if (e == 0)
-							sh->seq0[b] = next;
+							sh->seq0 = next;
 						while (r < n && (cand >> r & 1) && sh->pk_seq[r] == next &&
 								e + sh->pk_cnt[r] <= ITCH_BATCH) {
 							sh->pk_ent[r] = e;
@@ -591,7 +517,7 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 						if (r > k)
 							itch_feed_take(f, r - k, next, gnio_shm_dev_time_ns());
 						full = r < n && (cand >> r & 1) && sh->pk_seq[r] == next && sh->pk_cnt[r] <= ITCH_BATCH;
-						sh->nent[b] = e;
+						sh->nent = e;
 					}
 				}
 				r = __shfl_sync(0xffffffffu, r, 0);
@@ -603,12 +529,12 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 					for (uint32_t d = 16; d > 0; d >>= 1)
 						adds += __shfl_xor_sync(0xffffffffu, adds, d);
 					if (lane == 0)
-						sh->adds[sh->cur] += adds;
+						sh->adds += adds;
 					__syncwarp();
 				}
 				if (full) {
-					/* The next packet is in order but the batch is full: to the shards, then go on. */
-					itch_publish(f, lane, 32);
+					/* The next packet is in order but the batch is full: apply it, then go on. */
+					itch_gpu_batch(f, lane, 32);
 					k = r;
 					continue;
 				}
@@ -634,32 +560,11 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 				}
 				k = r;
 			}
-			/* These packets' messages to the shards (the stage is free: they are decoded). */
-			itch_publish(f, lane, 32);
+			/* Every message of these packets applied, their events pushed, before the stage is reused. */
+			itch_gpu_batch(f, lane, 32);
 		}
-		/*
-		 * An item is released once its last batch is applied and its events
-		 * pushed (so that it completes after its events): the one before this
-		 * one now (publishing completed its batch), this one at the next.
-		 */
-		if (holding) {
-			if (sh->inflight && sh->gen <= held_gen)
-				itch_complete(f, lane, 32);
-			gnio_item_release(held, l);
-		}
-		held = it;
-		held_gen = sh->gen;
-		holding = true;
-		it.claimed = false;
-		it.ready = false;
-		if (!sh->inflight || sh->gen > held_gen) {
-			gnio_item_release(held, l);
-			holding = false;
-		}
+		gnio_item_release(it, l);
 	}
-	itch_drain_batches(f, lane, 32);
-	if (holding)
-		gnio_item_release(held, l);
 	if (lane == 0)
 		sh->quit = 1;
 }
@@ -671,8 +576,7 @@ k_itch(gnio_cuda_launch l)
 	uint32_t warp = threadIdx.x / 32, lane = threadIdx.x & 31;
 
 	if (threadIdx.x == 0) {
-		SHM->nent[0] = SHM->nent[1] = SHM->adds[0] = SHM->adds[1] = SHM->ev_taken = 0;
-		SHM->cur = SHM->inflight = SHM->serial = 0;
+		SHM->nent = SHM->adds = SHM->ev_taken = 0;
 		SHM->gen = SHM->done = SHM->quit = 0;
 	}
 	__syncthreads();
