@@ -260,19 +260,23 @@ itch_feed_gap(struct itch_feed *f, uint64_t to, uint64_t now_ns)
  * session, with @p count messages all there and read (1 <= count < 0xffff):
  * can it be taken as itch_feed_packet() would, all its messages applied in
  * order and nothing else changing? Only when no gap is open, nothing is held,
- * the end of session is not known, and it starts at the next message.
+ * the end of session is not known, it starts at the next message, and no
+ * message after it is known to exist (a gap given up can leave gap_to ahead:
+ * the general path would open a gap again there).
  */
 GNIO_HD static inline int
-itch_feed_in_order(const struct itch_feed *f, uint64_t seq)
+itch_feed_in_order(const struct itch_feed *f, uint64_t seq, uint32_t count)
 {
-	return f->have_session && f->gap_since_ns == 0 && f->pend_hi == 0 && f->end_seq == 0 && seq == f->next;
+	return f->have_session && f->gap_since_ns == 0 && f->pend_hi == 0 && f->end_seq == 0 && seq == f->next &&
+		f->gap_to <= seq + count;
 }
 
 /*
- * Take @p packets such packets, each starting where the one before ended,
- * the last ending before @p next, the last received at @p now_ns: what
- * itch_feed_packet() does to the receiver's state for them (their messages
- * are applied by the caller, in order).
+ * Take @p packets such packets (the first one passed itch_feed_in_order()),
+ * each starting where the one before ended, the last ending before @p next,
+ * the last received at @p now_ns: what itch_feed_packet() does to the
+ * receiver's state for them (their messages are applied by the caller, in
+ * order).
  */
 GNIO_HD static inline void
 itch_feed_take(struct itch_feed *f, uint32_t packets, uint64_t next, uint64_t now_ns)
@@ -288,6 +292,37 @@ itch_feed_take(struct itch_feed *f, uint32_t packets, uint64_t next, uint64_t no
 }
 
 /*
+ * The fast path on one packet (the CPU path takes it here; the GPU path's
+ * kernel does the same with a lane a packet): a packet of the followed
+ * session with 1 to 0xfffe messages, all there, starting at the next message
+ * while no gap is open and nothing is held, has its messages applied in
+ * order and is taken. 1 when taken; 0: itch_feed_packet()'s general path.
+ */
+GNIO_HD static inline int
+itch_feed_fast(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t now_ns)
+{
+	uint32_t count, at = ITCH_MOLD_HDR, n, k;
+	const uint8_t *m;
+	uint64_t seq;
+
+	if (itch_mold_header(p, len, &seq, &count) != 0 || count == ITCH_MOLD_HEARTBEAT ||
+			count == ITCH_MOLD_END || !itch_feed_in_order(f, seq, count))
+		return 0;
+	for (int i = 0; i < 10; i++)
+		if (p[i] != f->session[i])
+			return 0;
+	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
+		;
+	if (k < count)
+		return 0;
+	at = ITCH_MOLD_HDR;
+	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
+		ITCH_FEED_APPLY(f, m, n, seq + k);
+	itch_feed_take(f, 1, seq + count, now_ns);
+	return 1;
+}
+
+/*
  * One MoldUDP64 packet of @p len bytes at @p p, received at @p now_ns. Returns
  * what to do with the packet (ITCH_REQUEST: req_seq and req_count say what to
  * ask the re-request server for).
@@ -299,6 +334,8 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 	uint32_t count, at = ITCH_MOLD_HDR, n, k;
 	const uint8_t *m;
 
+	if (itch_feed_fast(f, p, len, now_ns))
+		return ITCH_CONSUMED;
 	if (itch_mold_header(p, len, &seq, &count) != 0) {
 		f->malformed++;
 		return ITCH_MALFORMED;

@@ -503,7 +503,7 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 					uint64_t next = f->next;
 					uint32_t e = sh->nent;
 
-					if (k < n && (cand >> k & 1) && itch_feed_in_order(f, sh->pk_seq[k])) {
+					if (k < n && (cand >> k & 1) && itch_feed_in_order(f, sh->pk_seq[k], sh->pk_cnt[k])) {
 						if (e == 0)
 							sh->seq0 = next;
 						while (r < n && (cand >> r & 1) && sh->pk_seq[r] == next &&

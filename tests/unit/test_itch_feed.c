@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-itch's MoldUDP64 receiver (apps/gnio-itch/itch_feed.h) on packets made
+ * here: the fast path (a packet that is the next one in order, which the CPU
+ * path takes in itch_feed_fast() and the GPU path's kernel with a lane a
+ * packet) must leave the receiver as the general path does. In particular a
+ * gap given up can leave messages known to exist ahead of the next one
+ * (announced by a heartbeat) with no gap open: the next packet in order must
+ * open the gap again and ask for it, as the general path does, not be taken
+ * quietly. Also: in order, a duplicate, a held packet filling a gap.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gnio_test.h"
+#include "itch_feed.h"
+
+#define TIMEOUT_NS 1000000ull
+
+static const uint8_t session[10] = { 'S', 'E', 'S', 'S', 'I', 'O', 'N', '0', '0', '1' };
+
+/* A MoldUDP64 packet at @p p: @p count System Event messages from @p seq (count 0: a heartbeat). */
+static uint32_t
+mold(uint8_t *p, uint64_t seq, uint32_t count)
+{
+	uint32_t at = ITCH_MOLD_HDR;
+
+	memcpy(p, session, 10);
+	for (int i = 0; i < 8; i++)
+		p[10 + i] = (uint8_t)(seq >> (56 - 8 * i));
+	p[18] = (uint8_t)(count >> 8);
+	p[19] = (uint8_t)count;
+	for (uint32_t k = 0; k < count; k++) {
+		p[at] = 0;
+		p[at + 1] = 12;
+		memset(p + at + 2, 0, 12);
+		p[at + 2] = 'S';
+		p[at + 13] = 'O';
+		at += 14;
+	}
+	return at;
+}
+
+static enum itch_action
+packet(struct itch_feed *f, uint64_t seq, uint32_t count, uint64_t now)
+{
+	uint8_t p[1500];
+	uint32_t len = mold(p, seq, count);
+
+	return itch_feed_packet(f, p, len, now);
+}
+
+int
+main(void)
+{
+	uint64_t bytes = itch_feed_bytes(64, 64, 64, 1);
+	void *mem = aligned_alloc(64, (bytes + 63) & ~(uint64_t)63);
+	struct itch_feed *f = mem;
+	struct itch_book t;
+	enum itch_action a;
+
+	REQUIRE(mem != NULL);
+	itch_feed_init(mem, (uintptr_t)mem, 64, 64, 64, 1, TIMEOUT_NS, NULL);
+	/* In order: the fast path; the session joined at the first packet. */
+	CHECK(packet(f, 1, 2, 10) == ITCH_CONSUMED);
+	CHECK(packet(f, 3, 3, 20) == ITCH_CONSUMED);
+	CHECK(f->next == 6 && f->packets == 2 && f->gaps == 0 && f->first_ns == 10 && f->last_ns == 20);
+	/* A duplicate: counted, nothing applied. */
+	CHECK(packet(f, 3, 3, 30) == ITCH_DUPLICATE && f->duplicates == 1 && f->next == 6);
+	/* A heartbeat naming 20: messages 6-19 exist, a gap, asked for once. */
+	a = packet(f, 20, 0, 40);
+	CHECK(a == ITCH_REQUEST && f->req_seq == 6 && f->req_count == 14 && f->gaps == 1);
+	/* 10-11 come first: held (the gap stays open, not asked for again). */
+	CHECK(packet(f, 10, 2, 50) == ITCH_CONSUMED && f->next == 6 && f->pend_hi == 12);
+	/* Late, a duplicate: the gap is given up first (6-9 lost, 10-11 applied), then the duplicate. */
+	CHECK(packet(f, 1, 2, 50 + TIMEOUT_NS + 1) == ITCH_DUPLICATE);
+	CHECK(f->lost == 4 && f->next == 12 && f->gap_since_ns == 0 && f->gap_to == 20);
+	/*
+	 * 12-13, the next in order, but 14-19 are known to exist: the general path
+	 * opens the gap again and asks for it (the fast path must not take it).
+	 */
+	a = packet(f, 12, 2, 60 + TIMEOUT_NS);
+	CHECK(a == ITCH_REQUEST && f->req_seq == 14 && f->req_count == 6 && f->gaps == 2 && f->next == 14);
+	/* The answer fills it; then in order again. */
+	CHECK(packet(f, 14, 6, 70 + TIMEOUT_NS) == ITCH_CONSUMED && f->next == 20 && f->gap_since_ns == 0);
+	CHECK(packet(f, 20, 1, 80 + TIMEOUT_NS) == ITCH_CONSUMED && f->next == 21);
+	itch_feed_totals(f, &t);
+	CHECK(t.messages == 2 + 3 + 2 + 2 + 6 + 1 && f->lost == 4 && f->gaps == 2);
+	free(mem);
+	printf("test_itch_feed: %s\n", gnio_test_failures ? "FAILED" : "all checks passed");
+	return gnio_test_failures ? 1 : 0;
+}
