@@ -292,6 +292,27 @@ itch_feed_take(struct itch_feed *f, uint32_t packets, uint64_t next, uint64_t no
 }
 
 /*
+ * Is the MoldUDP64 packet of @p len bytes at @p p a fast-path candidate: of
+ * the followed session, 1 to 0xfffe messages, all of them there? Its sequence
+ * number and count in *@p seq and *@p count.
+ */
+GNIO_HD static inline int
+itch_feed_whole(const struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t *seq, uint32_t *count)
+{
+	uint32_t at = ITCH_MOLD_HDR, n, k;
+	const uint8_t *m;
+
+	if (itch_mold_header(p, len, seq, count) != 0 || *count == ITCH_MOLD_HEARTBEAT || *count == ITCH_MOLD_END)
+		return 0;
+	for (int i = 0; i < 10; i++)
+		if (p[i] != f->session[i])
+			return 0;
+	for (k = 0; k < *count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
+		;
+	return k == *count;
+}
+
+/*
  * The fast path on one packet (the CPU path takes it here; the GPU path's
  * kernel does the same with a lane a packet): a packet of the followed
  * session with 1 to 0xfffe messages, all there, starting at the next message
@@ -305,17 +326,8 @@ itch_feed_fast(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t now
 	const uint8_t *m;
 	uint64_t seq;
 
-	if (itch_mold_header(p, len, &seq, &count) != 0 || count == ITCH_MOLD_HEARTBEAT ||
-			count == ITCH_MOLD_END || !itch_feed_in_order(f, seq, count))
+	if (!itch_feed_whole(f, p, len, &seq, &count) || !itch_feed_in_order(f, seq, count))
 		return 0;
-	for (int i = 0; i < 10; i++)
-		if (p[i] != f->session[i])
-			return 0;
-	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
-		;
-	if (k < count)
-		return 0;
-	at = ITCH_MOLD_HDR;
 	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
 		ITCH_FEED_APPLY(f, m, n, seq + k);
 	itch_feed_take(f, 1, seq + count, now_ns);

@@ -390,22 +390,14 @@ __device__ static bool
 itch_candidate(const struct itch_state *st, const gnio_pkt &pk, uint32_t j)
 {
 	struct itch_shm *sh = SHM;
-	const struct itch_feed *f = &st->feed;
-	uint32_t off, len, count, at = ITCH_MOLD_HDR, n, k;
-	const uint8_t *p, *m;
+	uint32_t off, len, count;
+	const uint8_t *p;
 	uint64_t seq;
 
 	if (itch_payload(st, &pk, &off, &len) != 0)
 		return false;
 	p = pk.data + off;
-	if (itch_mold_header(p, len, &seq, &count) != 0 || count == ITCH_MOLD_HEARTBEAT || count == ITCH_MOLD_END)
-		return false;
-	for (int i = 0; i < 10; i++)
-		if (p[i] != f->session[i])
-			return false;
-	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
-		;
-	if (k < count)
+	if (!itch_feed_whole(&st->feed, p, len, &seq, &count))
 		return false;
 	sh->pk_seq[j] = seq;
 	sh->pk_off[j] = (uint32_t)(p - sh->stage);
