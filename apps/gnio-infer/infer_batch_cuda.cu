@@ -3,7 +3,7 @@
  * gnio-infer's batch modes on the GPU (consumer cuda-batch: the rows are a
  * kDLCUDA tensor and the work goes on the batch's stream): the model as two
  * cuBLAS GEMMs with the bias and ReLU in small kernels between, and the
- * records' per-row byte sums. The weights are copied to GPU memory once.
+ * records' per-row sums (byte i weighing i + 1). The weights are copied to GPU memory once.
  * Every CUDA call is checked; an error fails the batch (its rows are dropped
  * and counted by gnio).
  */
@@ -129,7 +129,7 @@ infer_record_sums(const uint8_t *rec, unsigned long long *sum, uint32_t bytes)
 	unsigned long long s = 0;
 
 	for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x)
-		s += r[i];
+		s += (unsigned long long)(i + 1) * r[i];   /* byte i weighs i + 1: order counts */
 	for (int o = 16; o > 0; o /= 2)
 		s += __shfl_down_sync(0xffffffffu, s, o);
 	if ((threadIdx.x & 31) == 0)

@@ -5,7 +5,8 @@
  * 1500-byte frame) to the port is a record, a row of a uint8 tensor of 1472
  * columns cut from the packet as it is (row_at(): on cuda-batch the GPU
  * copies it straight from packet memory); the batch function reads every byte of every row (a sum per
- * record, the input a model or an FFT would take) into a uint64 result, on
+ * record, byte i weighing i + 1 so that a byte out of place shows, where a
+ * model or an FFT would take its input) into a uint64 result, on
  * the CPU (kDLCPU rows, host consumer) or the GPU (kDLCUDA, cuda-batch: a
  * kernel on the batch's stream); each record's sum is then added to the
  * state with the records and their bytes. Records are
@@ -60,7 +61,7 @@ record_batch(struct gnio_batch *b, void *state)
 		uint64_t s = 0;
 
 		for (uint32_t i = 0; i < RECORD_BYTES; i++)
-			s += x[i];
+			s += (uint64_t)(i + 1) * x[i];
 		out[r] = s;
 	}
 	b->in->deleter(b->in);

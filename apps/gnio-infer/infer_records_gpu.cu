@@ -6,7 +6,7 @@
  * warp takes a batch (an item), finds each record (the packet's first 128
  * bytes read once into the lane's memory, its headers checked there), has
  * gnio copy the records from packet memory into its rows in GPU memory, sums
- * every byte of every row (a warp a row), and adds the batch's records, bytes
+ * every byte of every row (byte i weighing i + 1; a warp four rows at once), and adds the batch's records, bytes
  * and sum to the state with one atomic each.
  */
 #include <gnio/device/gnio_batch.cuh>
@@ -14,6 +14,27 @@
 #include "infer_mlp.h"
 
 #define RECORD_BYTES 1472u
+/* Rows a warp sums at once in batch(). */
+#define ROWS_AT_ONCE 4u
+
+/*
+ * The 16 bytes at byte @p at of a record (0 past its end), byte i weighing
+ * i + 1: (at + 1) x their sum + each weighed by its place in the chunk.
+ */
+__device__ __forceinline__ unsigned long long
+weighed(const uint4 &c, uint32_t at)
+{
+	uint32_t w[4] = { c.x, c.y, c.z, c.w }, plain = 0, placed = 0;
+
+#pragma unroll
+	for (uint32_t q = 0; q < 4; q++) {
+		uint32_t s = __vsadu4(w[q], 0);
+
+		plain += s;
+		placed += 4 * q * s + __dp4a(w[q], 0x03020100u, 0u);
+	}
+	return (unsigned long long)(at + 1) * plain + placed;
+}
 
 struct records_b {
 	static constexpr uint32_t in_bytes = RECORD_BYTES;
@@ -39,27 +60,49 @@ struct records_b {
 		return 0;
 	}
 
+	/*
+	 * Every byte of every row: a warp reads ROWS_AT_ONCE rows at a time, each
+	 * lane its chunks of each (all those loads in flight together), then sums
+	 * each row across the lanes.
+	 */
 	__device__ static void
 	batch(const gnio_dev_batch &b, void *state, unsigned int lane)
 	{
+		constexpr uint32_t chunks = RECORD_BYTES / 16, per_lane = (chunks + 31) / 32;
 		struct infer_state *st = (struct infer_state *)state;
 		unsigned long long all = 0;
 
-		for (uint32_t r = 0; r < b.rows; r++) {
-			const uint32_t *w = (const uint32_t *)(b.in + (size_t)r * RECORD_BYTES);
-			unsigned long long s = 0;
+		for (uint32_t r0 = 0; r0 < b.rows; r0 += ROWS_AT_ONCE) {
+			uint4 x[ROWS_AT_ONCE][per_lane];
+			unsigned long long s[ROWS_AT_ONCE];
 
-			for (uint32_t t = lane; t < RECORD_BYTES / 4; t += 32) {
-				uint32_t x = w[t];
+#pragma unroll
+			for (uint32_t k = 0; k < ROWS_AT_ONCE; k++)
+#pragma unroll
+				for (uint32_t t = 0; t < per_lane; t++) {
+					uint32_t c = t * 32 + lane;
 
-				s += (x & 0xffu) + ((x >> 8) & 0xffu) + ((x >> 16) & 0xffu) + (x >> 24);
+					x[k][t] = r0 + k < b.rows && c < chunks ?
+						((const uint4 *)(b.in + (size_t)(r0 + k) * RECORD_BYTES))[c] :
+						make_uint4(0, 0, 0, 0);
+				}
+#pragma unroll
+			for (uint32_t k = 0; k < ROWS_AT_ONCE; k++) {
+				s[k] = 0;
+#pragma unroll
+				for (uint32_t t = 0; t < per_lane; t++)
+					s[k] += weighed(x[k][t], (t * 32 + lane) * 16);
+#pragma unroll
+				for (int o = 16; o > 0; o /= 2)
+					s[k] += __shfl_down_sync(0xffffffffu, s[k], o);
 			}
-			for (int o = 16; o > 0; o /= 2)
-				s += __shfl_down_sync(0xffffffffu, s, o);
-			if (lane == 0) {
-				((unsigned long long *)b.out)[r] = s;
-				all += s;
-			}
+			if (lane == 0)
+#pragma unroll
+				for (uint32_t k = 0; k < ROWS_AT_ONCE; k++)
+					if (r0 + k < b.rows) {
+						((unsigned long long *)b.out)[r0 + k] = s[k];
+						all += s[k];
+					}
 		}
 		if (lane == 0) {
 			atomicAdd((unsigned long long *)&st->records, (unsigned long long)b.rows);
@@ -78,6 +121,9 @@ struct records_b {
 	}
 };
 
-/* 8 warps a queue, each a batch at a time (1056 pollers of host memory brought PCIe reads to a crawl). */
+/*
+ * Up to 16 warps a queue (--cuda-warps: fewer), each a batch at a time (1056
+ * pollers of host memory brought PCIe reads to a crawl).
+ */
 GNIO_CUDA_BATCH_KERNEL(records_k, "records-gpu", "gnio-infer: 1472-byte records summed on the GPU, "
-		"a batch a warp", records_b, 8)
+		"a batch a warp", records_b, 16)

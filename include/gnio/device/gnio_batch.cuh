@@ -85,13 +85,90 @@ batch_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, uint32_t 
 		dst[t] = src[t];
 }
 
-/* Bytes of one warp's rows, results and row indices for items of @p max_pkts packets. */
+/* 16-byte chunks a lane has in flight in batch_copy_rows(): 8 KiB a warp a round trip. */
+#define GNIO_BATCH_COPY_CHUNKS 16
+
+/*
+ * Bytes [m, m + 16) of the 32 bytes @p a then @p b (m < 16): an output chunk
+ * from the two aligned chunks it straddles.
+ */
+__device__ __forceinline__ uint4
+chunk_shift(const uint4 &a, const uint4 &b, uint32_t m)
+{
+	uint32_t q = m >> 2, sh = (m & 3) * 8;
+	uint32_t w0 = q == 0 ? a.x : q == 1 ? a.y : q == 2 ? a.z : a.w;
+	uint32_t w1 = q == 0 ? a.y : q == 1 ? a.z : q == 2 ? a.w : b.x;
+	uint32_t w2 = q == 0 ? a.z : q == 1 ? a.w : q == 2 ? b.x : b.y;
+	uint32_t w3 = q == 0 ? a.w : q == 1 ? b.x : q == 2 ? b.y : b.z;
+	uint32_t w4 = q == 0 ? b.x : q == 1 ? b.y : q == 2 ? b.z : b.w;
+
+	return make_uint4(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh),
+			__funnelshift_r(w2, w3, sh), __funnelshift_r(w3, w4, sh));
+}
+
+/*
+ * The @p n records at @p src[r] (any alignment; packet memory, maybe across
+ * PCIe), @p bytes each (a multiple of 16), into the rows at @p dst (16-byte
+ * aligned, compact), by the whole warp, all at once: the aligned 16-byte
+ * chunks of every record, plus the one after its last when it is not aligned,
+ * laid end to end, 32 x GNIO_BATCH_COPY_CHUNKS of them loaded together (every
+ * lane's loads in flight before any store); each output chunk made from its
+ * chunk and the next, the next lane's (the last lane's from lane 0's next
+ * slot). The pass's last slot only feeds its neighbour: the next pass starts
+ * there.
+ */
+__device__ __forceinline__ void
+batch_copy_rows(uint8_t *__restrict__ dst, const uint8_t *const *src, uint32_t n, uint32_t bytes,
+		unsigned int lane)
+{
+	const uint32_t oc = bytes / 16, stride = oc + 1, slots = 32 * GNIO_BATCH_COPY_CHUNKS;
+	const uint32_t total = n * stride;
+
+	for (uint32_t base = 0; base + 1 < total; base += slots - 1) {
+		uint4 v[GNIO_BATCH_COPY_CHUNKS];
+		uint32_t mis[GNIO_BATCH_COPY_CHUNKS];
+
+#pragma unroll
+		for (int k = 0; k < GNIO_BATCH_COPY_CHUNKS; k++) {
+			uint32_t c = base + k * 32 + lane, r = c / stride, j = c - r * stride;
+			uintptr_t a = r < n ? (uintptr_t)src[r] : 0;
+
+			mis[k] = (uint32_t)(a & 15);
+			/* The chunk after the last is read only when the record is not aligned. */
+			v[k] = r < n && (j < oc || mis[k] != 0) ?
+				__ldcv((const uint4 *)(a & ~(uintptr_t)15) + j) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int k = 0; k < GNIO_BATCH_COPY_CHUNKS; k++) {
+			uint32_t c = base + k * 32 + lane, r = c / stride, j = c - r * stride;
+			uint4 nx, n1, n2 = make_uint4(0, 0, 0, 0);
+			bool last = k == GNIO_BATCH_COPY_CHUNKS - 1 && lane == 31;
+
+			n1.x = __shfl_down_sync(0xffffffffu, v[k].x, 1);
+			n1.y = __shfl_down_sync(0xffffffffu, v[k].y, 1);
+			n1.z = __shfl_down_sync(0xffffffffu, v[k].z, 1);
+			n1.w = __shfl_down_sync(0xffffffffu, v[k].w, 1);
+			if (k + 1 < GNIO_BATCH_COPY_CHUNKS) {   /* (the last slot's neighbour is the next pass's) */
+				n2.x = __shfl_sync(0xffffffffu, v[k + 1].x, 0);
+				n2.y = __shfl_sync(0xffffffffu, v[k + 1].y, 0);
+				n2.z = __shfl_sync(0xffffffffu, v[k + 1].z, 0);
+				n2.w = __shfl_sync(0xffffffffu, v[k + 1].w, 0);
+			}
+			nx = lane == 31 ? n2 : n1;
+			if (r < n && j < oc && !last)
+				((uint4 *)dst)[(size_t)r * oc + j] = mis[k] == 0 ? v[k] : chunk_shift(v[k], nx, mis[k]);
+		}
+	}
+}
+
+/* Bytes of one warp's rows, results, row indices and record addresses for items of @p max_pkts packets. */
 template <class B>
 __host__ __device__ __forceinline__ size_t
 batch_scratch(uint32_t max_pkts)
 {
 	return ((size_t)max_pkts * B::in_bytes + 255) / 256 * 256 +
-		((size_t)max_pkts * B::out_bytes + 255) / 256 * 256 + (size_t)max_pkts * 4;
+		((size_t)max_pkts * B::out_bytes + 255) / 256 * 256 +
+		((size_t)max_pkts * 12 + 8 + 255) / 256 * 256;
 }
 
 /* Warp w (of @p warps) serves queue w % nb_qs: claim, rows, batch, answers, release. */
@@ -104,6 +181,7 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 	uint8_t *rows = scratch + (size_t)warp * batch_scratch<B>(max_pkts);
 	uint8_t *out = rows + ((size_t)max_pkts * B::in_bytes + 255) / 256 * 256;
 	int32_t *at = (int32_t *)(out + ((size_t)max_pkts * B::out_bytes + 255) / 256 * 256);
+	const uint8_t **srcs = (const uint8_t **)(((uintptr_t)(at + max_pkts) + 7) & ~(uintptr_t)7);
 	gnio_item it;
 
 	if (warp >= warps)
@@ -114,6 +192,7 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 
 		if (!it.ready)
 			continue;
+		/* Where each record lies (a lane a packet), or the packet's verdict. */
 		for (uint32_t base = 0; base < it.nb; base += 32) {
 			uint32_t i = base + lane, off = 0, mask, idx;
 			bool valid = i < it.nb, ok = false;
@@ -133,19 +212,20 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 			idx = n + __popc(mask & ((1u << lane) - 1u));
 			if (valid) {
 				at[i] = ok ? (int32_t)idx : -1;
-				if (!ok)
+				if (ok)
+					srcs[idx] = src;
+				else
 					gnio_item_set_verdict(it, i, v);
 			}
 			n += __popc(mask);
-			/* The records into their rows, each by the whole warp. */
-			while (mask != 0) {
-				int k = __ffs(mask) - 1;
-				const uint8_t *s = (const uint8_t *)__shfl_sync(0xffffffffu, (uint64_t)src, k);
-				uint32_t r = __shfl_sync(0xffffffffu, idx, k);
-
-				mask &= mask - 1;
-				batch_copy(rows + (size_t)r * B::in_bytes, s, B::in_bytes, lane);
-			}
+		}
+		__syncwarp();
+		/* The records into their rows: every record's loads in flight together. */
+		if (B::in_bytes % 16 == 0) {
+			batch_copy_rows(rows, srcs, n, B::in_bytes, lane);
+		} else {
+			for (uint32_t r = 0; r < n; r++)
+				batch_copy(rows + (size_t)r * B::in_bytes, srcs[r], B::in_bytes, lane);
 		}
 		__syncwarp();
 		if (n != 0) {
@@ -166,15 +246,17 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 }
 
 /*
- * The launcher: @p warps_per_q warps a queue (each polls its item's status in
- * host memory: more pollers slow every PCIe read), each warp's rows in GPU
+ * The launcher: @p warps_per_q warps a queue, or fewer when
+ * gnio_conf.consumer.cuda_warps says (each polls its item's status in host
+ * memory: more pollers slow every PCIe read), each warp's rows in GPU
  * memory (made once, larger when items are), then the kernel.
  */
 template <class B>
 static int
 batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int warps_per_q)
 {
-	unsigned int warps = l->nb_qs * warps_per_q, blocks = (warps + 3) / 4;
+	unsigned int wpq = l->warps_per_q != 0 && l->warps_per_q < warps_per_q ? l->warps_per_q : warps_per_q;
+	unsigned int warps = l->nb_qs * wpq, blocks = (warps + 3) / 4;
 	static uint8_t *scratch;
 	static size_t have;
 	uint32_t max_pkts = 1;
@@ -201,7 +283,8 @@ batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int warps_per_q)
 
 /**
  * Make batch type @p B a user kernel named @p name ("cuda-kernel" consumer),
- * run by @p warps_per_q warps a queue, each one batch at a time; registered
+ * run by @p warps_per_q warps a queue (at most: fewer when
+ * gnio_conf.consumer.cuda_warps is smaller), each one batch at a time; registered
  * when its object is loaded.
  */
 #define GNIO_CUDA_BATCH_KERNEL(sym, name, help, B, warps_per_q) \
