@@ -43,6 +43,9 @@ enum itch_action {
 #define ITCH_REQ_HDR 42u
 #define ITCH_REQ_LEN (ITCH_REQ_HDR + ITCH_MOLD_HDR)
 
+/* The parts of the GPU receiver's time on an item (itch_feed.rx_ns). */
+enum { ITCH_RX_FETCH, ITCH_RX_SEQ, ITCH_RX_APPLY, ITCH_RX_EVENTS, ITCH_RX_RELEASE, ITCH_RX_PARTS };
+
 struct itch_feed {
 	const struct gnio_event_ring *events;   /* where BBO changes go (NULL: nowhere) */
 	uint8_t req_hdr[ITCH_REQ_HDR];          /* a re-request's headers, lengths and checksum in
@@ -65,6 +68,8 @@ struct itch_feed {
 	uint64_t packets, heartbeats, duplicates, gaps, lost, rerequests, malformed, other_session;
 	uint64_t pending_full, events_dropped;
 	uint64_t first_ns, last_ns;   /* when the first and the last packet of the session came */
+	/* The GPU path's receiver: items, and the time it spent on each part of them (ITCH_RX_*). */
+	uint64_t rx_items, rx_ns[ITCH_RX_PARTS];
 	uint32_t nb_shards;           /* books in use, 1 to ITCH_MAX_SHARDS */
 	uint32_t live_orders, live_levels;   /* of all shards (itch_feed_apply keeps them) */
 	struct itch_book book[ITCH_MAX_SHARDS];   /* tables after this struct (itch_feed_bytes) */

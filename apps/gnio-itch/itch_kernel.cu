@@ -59,6 +59,7 @@ struct itch_shm {
 	uint32_t nent, adds;
 	uint32_t ev_first, ev_taken;               /* the batch's records in the channel */
 	volatile uint32_t gen, done, quit;         /* warp 0 -> shards: a batch; shards -> warp 0 */
+	uint64_t mark;                             /* the receiver's clock: when its last part ended */
 };
 
 extern __shared__ __align__(16) uint8_t itch_smem[];
@@ -160,6 +161,16 @@ itch_pkt(const gnio_item &it, uint32_t i)
 	return pk;
 }
 
+/* Receiver's lane 0: the time since the last mark was part @p part of an item's. */
+__device__ static void
+itch_mark(struct itch_feed *f, uint32_t part)
+{
+	uint64_t now = gnio_shm_dev_time_ns();
+
+	f->rx_ns[part] += now - SHM->mark;
+	SHM->mark = now;
+}
+
 /* Lane @p from's packet descriptor, to every lane. */
 __device__ static gnio_pkt
 shfl_pkt(const gnio_pkt &p, uint32_t from)
@@ -213,6 +224,7 @@ itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 	if (n == 0)
 		return;
 	if (lane == 0) {
+		itch_mark(f, ITCH_RX_SEQ);
 		for (uint32_t w = 0; w < words; w++)
 			sh->evbits[w] = 0;
 		if (f->live_orders + sh->adds < f->book[0].order_cap &&
@@ -240,6 +252,7 @@ itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 			for (uint32_t s = 0; s < f->nb_shards; s++)
 				f->book[s].other_orders = f->book[s].other_levels = 0;
 		}
+		itch_mark(f, ITCH_RX_APPLY);
 		/* The events in order: one reservation for all. */
 		{
 			uint32_t tot = 0, got = 0, first = 0;
@@ -279,6 +292,7 @@ itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 		sh->nent = 0;
 		sh->adds = 0;
 		sh->ev_taken = 0;
+		itch_mark(f, ITCH_RX_EVENTS);
 	}
 	if (nl > 1)
 		__syncwarp();
@@ -450,6 +464,8 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 		}
 		if (!it.ready)
 			continue;
+		if (lane == 0)
+			sh->mark = gnio_shm_dev_time_ns();
 		/*
 		 * Up to 32 packets at a time, as many as the stage holds (one always
 		 * does): lane j reads packet base + j's descriptor, all at once.
@@ -486,6 +502,8 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 				staged.data = stage + at;
 				cand = __ballot_sync(0xffffffffu, lane < n && itch_candidate(st, staged, lane));
 			}
+			if (lane == 0)
+				itch_mark(f, ITCH_RX_FETCH);
 			__syncwarp();
 			for (uint32_t k = 0; k < n;) {
 				uint32_t r = k, full = 0;
@@ -555,7 +573,13 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 			/* Every message of these packets applied, their events pushed, before the stage is reused. */
 			itch_gpu_batch(f, lane, 32);
 		}
+		if (lane == 0)
+			itch_mark(f, ITCH_RX_SEQ);
 		gnio_item_release(it, l);
+		if (lane == 0) {
+			itch_mark(f, ITCH_RX_RELEASE);
+			f->rx_items++;
+		}
 	}
 	if (lane == 0)
 		sh->quit = 1;

@@ -256,7 +256,7 @@ static int
 batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int warps_per_q)
 {
 	unsigned int wpq = l->warps_per_q != 0 && l->warps_per_q < warps_per_q ? l->warps_per_q : warps_per_q;
-	unsigned int warps = l->nb_qs * wpq, blocks = (warps + 3) / 4;
+	unsigned int warps = l->nb_qs * wpq;
 	static uint8_t *scratch;
 	static size_t have;
 	uint32_t max_pkts = 1;
@@ -274,7 +274,8 @@ batch_launch(const gnio_cuda_launch *l, void *stream, unsigned int warps_per_q)
 			return (int)e;
 		have = need;
 	}
-	k_batch<B><<<blocks, 128, 0, (cudaStream_t)stream>>>(*l, scratch, max_pkts, warps);
+	/* A block a warp: the warps (and their loads in flight) spread over every SM. */
+	k_batch<B><<<warps, 32, 0, (cudaStream_t)stream>>>(*l, scratch, max_pkts, warps);
 	return (int)cudaGetLastError();
 }
 
