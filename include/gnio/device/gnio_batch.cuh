@@ -85,7 +85,7 @@ batch_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, uint32_t 
 		dst[t] = src[t];
 }
 
-/* 16-byte chunks a lane has in flight in batch_copy_rows(): 8 KiB a warp a round trip. */
+/* 16-byte chunks a lane has in flight in batch_copy_rows(): up to 8 KiB a warp a round trip. */
 #define GNIO_BATCH_COPY_CHUNKS 16
 
 /*
@@ -108,67 +108,66 @@ chunk_shift(const uint4 &a, const uint4 &b, uint32_t m)
 
 /*
  * The @p n records at @p src[r] (any alignment; packet memory, maybe across
- * PCIe), @p bytes each (a multiple of 16), into the rows at @p dst (16-byte
- * aligned, compact), by the whole warp, all at once: the aligned 16-byte
- * chunks of every record, plus the one after its last when it is not aligned,
- * laid end to end, 32 x GNIO_BATCH_COPY_CHUNKS of them loaded together (every
- * lane's loads in flight before any store); each output chunk made from its
- * chunk and the next, the next lane's (the last lane's from lane 0's next
- * slot). The pass's last slot only feeds its neighbour: the next pass starts
- * there.
+ * PCIe), BYTES each (a multiple of 16), into the rows at @p dst (16-byte
+ * aligned, compact), by the whole warp. A record is read as the 16-byte
+ * chunks it touches, placed in SR slots of 32 chunks counted from the start
+ * of its first 128-byte line, so that each load of the warp asks for whole
+ * lines (partial lines only at a record's two ends); as many records as
+ * GNIO_BATCH_COPY_CHUNKS slots hold are loaded at once (every lane's loads in
+ * flight before any store); each row chunk is made from the chunk it starts in
+ * and the next one (the next lane's; the last lane's from lane 0's next slot).
  */
+template <uint32_t BYTES>
 __device__ __forceinline__ void
-batch_copy_rows(uint8_t *__restrict__ dst, const uint8_t *const *src, uint32_t n, uint32_t bytes,
-		unsigned int lane)
+batch_copy_rows(uint8_t *__restrict__ dst, const uint8_t *const *src, uint32_t n, unsigned int lane)
 {
-	const uint32_t oc = bytes / 16, stride = oc + 1, slots = 32 * GNIO_BATCH_COPY_CHUNKS;
-	const uint32_t total = n * stride;
+	/* Slots a record: from its first line's start to its last byte, and the chunk after. */
+	constexpr uint32_t oc = BYTES / 16, sr = (BYTES + 127 + 16 + 511) / 512;
+	constexpr uint32_t recs = GNIO_BATCH_COPY_CHUNKS / sr, ku = recs * sr;
 
-	for (uint32_t base = 0; base + 1 < total; base += slots - 1) {
-		uint4 v[GNIO_BATCH_COPY_CHUNKS];
-		uint32_t mis[GNIO_BATCH_COPY_CHUNKS];
+	for (uint32_t r0 = 0; r0 < n; r0 += recs) {
+		uint4 v[ku];
 
 #pragma unroll
-		for (int k = 0; k < GNIO_BATCH_COPY_CHUNKS; k++) {
-			uint32_t c = base + k * 32 + lane, r = c / stride, j = c - r * stride;
-			uintptr_t a = r < n ? (uintptr_t)src[r] : 0;
+		for (uint32_t k = 0; k < ku; k++) {
+			uint32_t r = r0 + k / sr, j = (k % sr) * 32 + lane;
+			uintptr_t a = r < n ? (uintptr_t)src[r] : 0, c = (a & ~(uintptr_t)127) + 16 * j;
 
-			mis[k] = (uint32_t)(a & 15);
-			/* The chunk after the last is read only when the record is not aligned. */
-			v[k] = r < n && (j < oc || mis[k] != 0) ?
-				__ldcv((const uint4 *)(a & ~(uintptr_t)15) + j) : make_uint4(0, 0, 0, 0);
+			v[k] = r < n && c >= (a & ~(uintptr_t)15) && c <= ((a + BYTES - 1) & ~(uintptr_t)15) ?
+				__ldcv((const uint4 *)c) : make_uint4(0, 0, 0, 0);
 		}
 #pragma unroll
-		for (int k = 0; k < GNIO_BATCH_COPY_CHUNKS; k++) {
-			uint32_t c = base + k * 32 + lane, r = c / stride, j = c - r * stride;
+		for (uint32_t k = 0; k < ku; k++) {
+			uint32_t r = r0 + k / sr, j = (k % sr) * 32 + lane;
+			uintptr_t a = r < n ? (uintptr_t)src[r] : 0;
+			uint32_t d = (uint32_t)(a & 127) / 16, m = (uint32_t)(a & 15);
 			uint4 nx, n1, n2 = make_uint4(0, 0, 0, 0);
-			bool last = k == GNIO_BATCH_COPY_CHUNKS - 1 && lane == 31;
 
 			n1.x = __shfl_down_sync(0xffffffffu, v[k].x, 1);
 			n1.y = __shfl_down_sync(0xffffffffu, v[k].y, 1);
 			n1.z = __shfl_down_sync(0xffffffffu, v[k].z, 1);
 			n1.w = __shfl_down_sync(0xffffffffu, v[k].w, 1);
-			if (k + 1 < GNIO_BATCH_COPY_CHUNKS) {   /* (the last slot's neighbour is the next pass's) */
-				n2.x = __shfl_sync(0xffffffffu, v[k + 1].x, 0);
-				n2.y = __shfl_sync(0xffffffffu, v[k + 1].y, 0);
-				n2.z = __shfl_sync(0xffffffffu, v[k + 1].z, 0);
-				n2.w = __shfl_sync(0xffffffffu, v[k + 1].w, 0);
+			if (k + 1 < ku) {    /* (a record's last slot never needs the next: it ends before) */
+				n2.x = __shfl_sync(0xffffffffu, v[k + 1 < ku ? k + 1 : k].x, 0);
+				n2.y = __shfl_sync(0xffffffffu, v[k + 1 < ku ? k + 1 : k].y, 0);
+				n2.z = __shfl_sync(0xffffffffu, v[k + 1 < ku ? k + 1 : k].z, 0);
+				n2.w = __shfl_sync(0xffffffffu, v[k + 1 < ku ? k + 1 : k].w, 0);
 			}
 			nx = lane == 31 ? n2 : n1;
-			if (r < n && j < oc && !last)
-				((uint4 *)dst)[(size_t)r * oc + j] = mis[k] == 0 ? v[k] : chunk_shift(v[k], nx, mis[k]);
+			if (r < n && j >= d && j - d < oc)
+				((uint4 *)dst)[(size_t)r * oc + (j - d)] = m == 0 ? v[k] : chunk_shift(v[k], nx, m);
 		}
 	}
 }
 
-/* Bytes of one warp's rows, results, row indices and record addresses for items of @p max_pkts packets. */
+/* Bytes of one warp's rows, results, row indices, record addresses and packet views for items of @p max_pkts packets. */
 template <class B>
 __host__ __device__ __forceinline__ size_t
 batch_scratch(uint32_t max_pkts)
 {
 	return ((size_t)max_pkts * B::in_bytes + 255) / 256 * 256 +
 		((size_t)max_pkts * B::out_bytes + 255) / 256 * 256 +
-		((size_t)max_pkts * 12 + 8 + 255) / 256 * 256;
+		((size_t)max_pkts * (12 + sizeof(gnio_pkt)) + 16 + 255) / 256 * 256;
 }
 
 /* Warp w (of @p warps) serves queue w % nb_qs: claim, rows, batch, answers, release. */
@@ -181,7 +180,8 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 	uint8_t *rows = scratch + (size_t)warp * batch_scratch<B>(max_pkts);
 	uint8_t *out = rows + ((size_t)max_pkts * B::in_bytes + 255) / 256 * 256;
 	int32_t *at = (int32_t *)(out + ((size_t)max_pkts * B::out_bytes + 255) / 256 * 256);
-	const uint8_t **srcs = (const uint8_t **)(((uintptr_t)(at + max_pkts) + 7) & ~(uintptr_t)7);
+	const uint8_t **srcs = (const uint8_t **)(((uintptr_t)(at + max_pkts) + 15) & ~(uintptr_t)15);
+	gnio_pkt *pks = (gnio_pkt *)(srcs + max_pkts);   /* each row's packet, for its answer */
 	gnio_item it;
 
 	if (warp >= warps)
@@ -202,6 +202,7 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 			if (valid) {
 				gnio_pkt pk = gnio_item_pkt(it, i);
 
+				pks[i] = pk;
 				v = B::row_at(&pk, &off, l.state);
 				ok = v == 0 && off <= pk.len && pk.len - off >= B::in_bytes;
 				if (v == 0 && !ok)
@@ -221,8 +222,8 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 		}
 		__syncwarp();
 		/* The records into their rows: every record's loads in flight together. */
-		if (B::in_bytes % 16 == 0) {
-			batch_copy_rows(rows, srcs, n, B::in_bytes, lane);
+		if constexpr (B::in_bytes % 16 == 0 && (B::in_bytes + 127 + 16 + 511) / 512 <= GNIO_BATCH_COPY_CHUNKS) {
+			batch_copy_rows<B::in_bytes>(rows, srcs, n, lane);
 		} else {
 			for (uint32_t r = 0; r < n; r++)
 				batch_copy(rows + (size_t)r * B::in_bytes, srcs[r], B::in_bytes, lane);
@@ -236,7 +237,7 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 		__syncwarp();
 		for (uint32_t i = lane; i < it.nb; i += 32)
 			if (at[i] >= 0) {
-				gnio_pkt pk = gnio_item_pkt(it, i);
+				gnio_pkt pk = pks[i];    /* (read from host memory once, in the first pass) */
 
 				gnio_item_set_verdict(it, i, B::answer(&pk, out + (size_t)at[i] * B::out_bytes,
 						l.state));
