@@ -9,7 +9,7 @@
  *        [--udp-port N] [--max-packets N] [--duration S] [--rx-pps N]
  *        [--backpressure] [--mode packet|batch|records] [--batch-rows B] [--batch-us T]
  *        [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] [--inline-bytes N]
- *        [--cuda-warps N] [--completion auto|rx|lcore] [--gpu-kernel NAME]
+ *        [--cuda-warps N] [--completion auto|rx|lcore]
  * --inline-bytes: the low-latency path (flagged lines, each request's first N
  * bytes copied into the line the GPU polls; per packet mode).
  * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
@@ -42,7 +42,7 @@
 #define APP "gnio-infer"
 
 struct opts {
-	const char *consumer, *gpu, *model, *mode, *kernel;
+	const char *consumer, *gpu, *model, *mode;
 	uint64_t max_packets, rx_pps;
 	uint32_t udp_port, duration, batch_rows, batch_us, slow_us, prefill, rx_cores, inline_bytes, warps;
 	int completion;
@@ -64,7 +64,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "batch-us", required_argument, NULL, 'T' }, { "slow-consumer-us", required_argument, NULL, 'S' },
 		{ "prefill", required_argument, NULL, 'F' }, { "rx-cores", required_argument, NULL, 'R' },
 		{ "inline-bytes", required_argument, NULL, 'I' }, { "cuda-warps", required_argument, NULL, 'W' },
-		{ "completion", required_argument, NULL, 'C' }, { "gpu-kernel", required_argument, NULL, 'K' },
+		{ "completion", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -77,11 +77,6 @@ parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'c': o->consumer = optarg; break;
 		case 'G': o->gpu = optarg; break;
-		case 'K':
-			if (strcmp(optarg, "records-gpu") != 0 && strcmp(optarg, "records-gpu-lines") != 0)
-				app_fail("--gpu-kernel=%s: records-gpu or records-gpu-lines", optarg);
-			o->kernel = optarg;
-			break;
 		case 'M': o->model = optarg; break;
 		case 'u': o->udp_port = (uint32_t)num("--udp-port", optarg, 0, 65535); break;
 		case 'm': o->max_packets = num("--max-packets", optarg, 1, UINT64_MAX); break;
@@ -112,8 +107,7 @@ parse(int argc, char **argv, struct opts *o)
 					"cuda-staged|cuda-batch|cuda-kernel] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
 					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
 					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
-					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore] "
-					"[--gpu-kernel records-gpu|records-gpu-lines]\n");
+					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -130,8 +124,6 @@ parse(int argc, char **argv, struct opts *o)
 			!(strcmp(o->mode, "records") == 0 && strcmp(o->consumer, "cuda-kernel") == 0))
 		app_fail("--consumer=%s: batches (--mode batch, records) run on host or cuda-batch "
 				"(records also on cuda-kernel)", o->consumer);
-	if (o->kernel != NULL && strcmp(o->consumer, "cuda-kernel") != 0)
-		app_fail("%s", "--gpu-kernel: for --consumer cuda-kernel");
 	if (strcmp(o->consumer, "cuda-kernel") == 0 && strcmp(o->mode, "records") != 0)
 		app_fail("%s", "--consumer=cuda-kernel: for --mode records");
 	if (strcmp(o->mode, "packet") == 0 && strcmp(o->consumer, "cuda-batch") == 0)
@@ -214,7 +206,7 @@ main(int argc, char **argv)
 	if (strcmp(o.consumer, "cuda-kernel") == 0) {
 		/* Records on the GPU, a batch function in the persistent kernel: packet memory it reads. */
 		conf.consumer.handler = NULL;
-		conf.consumer.kernel = o.kernel != NULL ? o.kernel : "records-gpu";
+		conf.consumer.kernel = "records-gpu";
 		conf.mem.mode = GNIO_MEM_PINNED;
 	}
 	if (strcmp(o.mode, "packet") != 0) {

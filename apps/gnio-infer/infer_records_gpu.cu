@@ -121,11 +121,6 @@ struct records_b {
 	}
 };
 
-/* The same, reading every 128-byte line a record touches whole (--gpu-kernel records-gpu-lines). */
-struct records_lines_b : records_b {
-	static constexpr bool whole_lines = true;
-};
-
 /*
  * Up to 32 warps a queue (--cuda-warps: fewer; 16 carried 1.55x what 8 did
  * on the H200), each a batch at a time (1056 pollers of host memory brought
@@ -133,5 +128,3 @@ struct records_lines_b : records_b {
  */
 GNIO_CUDA_BATCH_KERNEL(records_k, "records-gpu", "gnio-infer: 1472-byte records summed on the GPU, "
 		"a batch a warp", records_b, 32)
-GNIO_CUDA_BATCH_KERNEL(records_lines_k, "records-gpu-lines", "gnio-infer: records-gpu, reading whole 128-byte "
-		"lines", records_lines_b, 32)

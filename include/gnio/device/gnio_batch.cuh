@@ -20,9 +20,6 @@
  *         segment is dropped as malformed.
  *     static void batch(const gnio_dev_batch &b, void *state, unsigned int lane);
  *     static uint16_t answer(gnio_pkt *pkt, const void *out_row, void *state);
- *     static constexpr bool whole_lines = true;   (optional: read every 128-byte
- *         line a record touches whole, its neighbours' bytes too: fewer, larger
- *         PCIe reads for records that are not line-aligned)
  *
  * GNIO_CUDA_BATCH_KERNEL() makes it a user kernel for the "cuda-kernel"
  * consumer (gnio_conf.consumer.kernel); its state is the handler state
@@ -119,10 +116,8 @@ chunk_shift(const uint4 &a, const uint4 &b, uint32_t m)
  * GNIO_BATCH_COPY_CHUNKS slots hold are loaded at once (every lane's loads in
  * flight before any store); each row chunk is made from the chunk it starts in
  * and the next one (the next lane's; the last lane's from lane 0's next slot).
- * LINES: the lines' other bytes are read too (whole-line reads only; they are
- * in the same 128 bytes as the record's, so in its buffer's page).
  */
-template <uint32_t BYTES, bool LINES>
+template <uint32_t BYTES>
 __device__ __forceinline__ void
 batch_copy_rows(uint8_t *__restrict__ dst, const uint8_t *const *src, uint32_t n, unsigned int lane)
 {
@@ -138,9 +133,7 @@ batch_copy_rows(uint8_t *__restrict__ dst, const uint8_t *const *src, uint32_t n
 			uint32_t r = r0 + k / sr, j = (k % sr) * 32 + lane;
 			uintptr_t a = r < n ? (uintptr_t)src[r] : 0, c = (a & ~(uintptr_t)127) + 16 * j;
 
-			/* Its chunks; or, LINES, every chunk of the lines it touches. */
-			v[k] = r < n && (LINES ? c <= ((a + BYTES - 1) | 127) :
-					c >= (a & ~(uintptr_t)15) && c <= ((a + BYTES - 1) & ~(uintptr_t)15)) ?
+			v[k] = r < n && c >= (a & ~(uintptr_t)15) && c <= ((a + BYTES - 1) & ~(uintptr_t)15) ?
 				__ldcv((const uint4 *)c) : make_uint4(0, 0, 0, 0);
 		}
 #pragma unroll
@@ -166,12 +159,6 @@ batch_copy_rows(uint8_t *__restrict__ dst, const uint8_t *const *src, uint32_t n
 		}
 	}
 }
-
-/* Does batch type B ask for whole lines (static constexpr bool whole_lines = true)? */
-template <class B, class = void>
-struct read_lines : std::false_type {};
-template <class B>
-struct read_lines<B, decltype((void)B::whole_lines)> : std::integral_constant<bool, B::whole_lines> {};
 
 /* Bytes of one warp's rows, results, row indices, record addresses and packet views for items of @p max_pkts packets. */
 template <class B>
@@ -236,7 +223,7 @@ k_batch(gnio_cuda_launch l, uint8_t *scratch, uint32_t max_pkts, uint32_t warps)
 		__syncwarp();
 		/* The records into their rows: every record's loads in flight together. */
 		if constexpr (B::in_bytes % 16 == 0 && (B::in_bytes + 127 + 16 + 511) / 512 <= GNIO_BATCH_COPY_CHUNKS) {
-			batch_copy_rows<B::in_bytes, read_lines<B>::value>(rows, srcs, n, lane);
+			batch_copy_rows<B::in_bytes>(rows, srcs, n, lane);
 		} else {
 			for (uint32_t r = 0; r < n; r++)
 				batch_copy(rows + (size_t)r * B::in_bytes, srcs[r], B::in_bytes, lane);
