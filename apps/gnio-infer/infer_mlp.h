@@ -344,12 +344,12 @@ struct infer_local {
 	uint32_t chunks;
 };
 
-/* Read packet @p pk's first bytes into @p l; @p lp describes them there. */
+/* Read packet @p pk's first @p max bytes (<= INFER_LOCAL_BYTES) into @p l; @p lp describes them there. */
 __device__ static inline void
-infer_local_load(const struct gnio_pkt *pk, struct infer_local *l, struct gnio_pkt *lp)
+infer_local_load_n(const struct gnio_pkt *pk, struct infer_local *l, struct gnio_pkt *lp, uint32_t max)
 {
 	uintptr_t a = (uintptr_t)pk->data, base = a & ~(uintptr_t)15, sh = a - base;
-	uint32_t n = pk->len < INFER_LOCAL_BYTES ? pk->len : INFER_LOCAL_BYTES;
+	uint32_t n = pk->len < max ? pk->len : max;
 
 	l->base = (uint4 *)base;
 	l->chunks = (uint32_t)(sh + n + 15) / 16;
@@ -358,6 +358,13 @@ infer_local_load(const struct gnio_pkt *pk, struct infer_local *l, struct gnio_p
 	*lp = *pk;
 	lp->data = (uint8_t *)l->c + sh;
 	lp->len = n;
+}
+
+/* Read packet @p pk's first INFER_LOCAL_BYTES bytes into @p l; @p lp describes them there. */
+__device__ static inline void
+infer_local_load(const struct gnio_pkt *pk, struct infer_local *l, struct gnio_pkt *lp)
+{
+	infer_local_load_n(pk, l, lp, INFER_LOCAL_BYTES);
 }
 
 /* Write them back. */
