@@ -3,11 +3,12 @@
  * gnio-infer's records on the GPU with no CPU work per record (--mode records
  * --consumer cuda-kernel): the user kernel "records-gpu", a device batch
  * function inside the persistent kernel (<gnio/device/gnio_batch.cuh>). Each
- * warp takes a batch (an item), finds each record (the packet's first 128
+ * warp takes a batch (an item), finds each record (the packet's first 64
  * bytes read once into the lane's memory, its headers checked there), has
  * gnio copy the records from packet memory into its rows in GPU memory, sums
- * every byte of every row (byte i weighing i + 1; a warp four rows at once), and adds the batch's records, bytes
- * and sum to the state with one atomic each.
+ * every byte of every row (byte i weighing i + 1; a warp four rows at once),
+ * and adds the batch's records, bytes and sum to the state with one atomic
+ * each.
  */
 #include <gnio/device/gnio_batch.cuh>
 
