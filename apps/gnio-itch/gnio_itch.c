@@ -13,14 +13,17 @@
  *        [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--shards N] [--rx-pps N]
- *        [--backpressure] [--events-udp IP:PORT]
+ *        [--backpressure] [--events-udp IP:PORT] [--poll-us N]
  * --shards splits the book by stock locate (the GPU path: always ITCH_MAX_SHARDS,
  * one warp each); the results are the same with any number.
  * --events-udp sends every BBO event as UDP to IP:PORT (from --local) on the
  * first port's own TX queue (itch_send.h).
  * --rx-pps paces reception (packets/s) for latency runs; at the end the program
  * prints RX to completion per item (p50, p99): a packet's BBO events are in the
- * event ring, in host memory, before its item completes.
+ * event ring, in host memory, before its item completes; and tick-to-event:
+ * from when the packet that made an event was received (the event's RX time)
+ * to when the main lcore drained it, which it does every --poll-us (default
+ * 1000; 0: without pause, for latency runs).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -43,7 +46,7 @@
 #define APP "gnio-itch"
 
 struct opts {
-	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards;
+	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards, poll_us;
 	uint32_t req_ip, local_ip, ev_ip;
 	uint16_t req_port, local_port, ev_port;
 	bool exit_at_end;
@@ -95,6 +98,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
 		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
 		{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
+		{ "poll-us", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -102,7 +106,7 @@ parse(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .depth = 10, .orders = 1u << 20, .levels = 1u << 18, .max_pending = 1u << 16,
 		.gap_ms = 100, .req_ip = 0x0a000001, .req_port = 26401, .local_ip = 0x0a000002,
-		.local_port = 26402, .consumer = "host", .gpu = NULL };
+		.local_port = 26402, .consumer = "host", .gpu = NULL, .poll_us = 1000 };
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -121,6 +125,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'L': o->levels = pow2("--levels", optarg); break;
 		case 'p': o->max_pending = pow2("--max-pending", optarg); break;
 		case 'S': o->shards = num("--shards", optarg, 1, ITCH_MAX_SHARDS); break;
+		case 'Q': o->poll_us = num("--poll-us", optarg, 0, 1000000); break;
 		case 'c':
 			if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda-kernel") != 0)
 				app_fail("--consumer=%s: host or cuda-kernel", optarg);
@@ -211,28 +216,69 @@ now_ns(void)
 static uint16_t
 itch_packet(struct gnio_pkt *pk, void *state)
 {
-	return itch_on_packet((struct itch_state *)state, pk, now_ns());
+	struct itch_state *st = state;
+
+	st->feed.rx_tsc = gnio_handler_rx_tsc();
+	return itch_on_packet(st, pk, now_ns());
 }
 
 GNIO_HANDLER_HOST(itch_handler, "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
 		itch_packet)
 
+/* Tick-to-event: RX to drained, ns, the first TTE_MAX events' (sorted at the end). */
+#define TTE_MAX (1u << 22)
+static uint32_t *tte;
+static uint32_t nb_tte;
+/* The TSC and CLOCK_REALTIME at start: an event's RX time as wall-clock ns. */
+static uint64_t tsc0, real0;
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The events so far: to the CSV file, and as UDP datagrams (@p tx, when not NULL). */
 static void
 drain(struct gnio_events *ev, FILE *bbo, struct itch_sender *tx, uint64_t *events)
 {
+	uint64_t hz = rte_get_tsc_hz();
 	struct itch_event e[64];
 	uint32_t n;
 
-	while ((n = gnio_events_drain(ev, e, 64)) != 0)
+	while ((n = gnio_events_drain(ev, e, 64)) != 0) {
+		uint64_t now = rte_rdtsc();
+
 		for (uint32_t i = 0; i < n; i++, (*events)++) {
+			uint64_t d = now > e[i].rx_tsc ? now - e[i].rx_tsc : 0;
+
+			if (tte != NULL && nb_tte < TTE_MAX && e[i].rx_tsc != 0)
+				tte[nb_tte++] = (uint32_t)RTE_MIN(d * 1000000000ull / hz, (uint64_t)UINT32_MAX);
 			if (bbo != NULL)
 				itch_write_event(bbo, &e[i]);
 			if (tx != NULL)
-				itch_sender_add(tx, &e[i]);
+				itch_sender_add(tx, &e[i], e[i].rx_tsc < tsc0 ? real0 :
+						real0 + (e[i].rx_tsc - tsc0) / hz * 1000000000ull +
+						(e[i].rx_tsc - tsc0) % hz * 1000000000ull / hz);
 		}
+	}
 	if (tx != NULL)
 		itch_sender_flush(tx);
+}
+
+/* The tick-to-event figures, when there are any. */
+static void
+tte_print(uint32_t poll_us)
+{
+	if (nb_tte == 0)
+		return;
+	qsort(tte, nb_tte, sizeof(*tte), cmp_u32);
+	printf(APP ": tick-to-event (RX to the event drained on the main lcore, which polls every %u us), "
+			"%u events: p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n", poll_us, nb_tte,
+			tte[nb_tte / 2] / 1e3, tte[(uint64_t)nb_tte * 99 / 100] / 1e3,
+			tte[(uint64_t)nb_tte * 999 / 1000] / 1e3);
 }
 
 int
@@ -319,6 +365,14 @@ main(int argc, char **argv)
 			"%u ms, consumer %s\n", nb, o.udp_port, o.orders, o.levels, o.shards, o.gap_ms, o.consumer);
 	fflush(stdout);
 	t0 = rte_get_timer_cycles();
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		tsc0 = rte_rdtsc();
+		real0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	tte = malloc(TTE_MAX * sizeof(*tte));    /* (none: no tick-to-event figures) */
 	while (!gnio_app_quit) {
 		uint8_t ended = 0;
 		int r = gnio_pipeline_poll(p);
@@ -334,7 +388,8 @@ main(int argc, char **argv)
 			break;
 		if (o.duration != 0 && rte_get_timer_cycles() - t0 > (uint64_t)o.duration * rte_get_timer_hz())
 			break;
-		rte_delay_us_sleep(1000);
+		if (o.poll_us != 0)
+			rte_delay_us_sleep(o.poll_us);
 	}
 	if (gnio_pipeline_stop(p) != 0) {
 		fprintf(stderr, APP ": stop: %s\n", gnio_pipeline_error(p));
@@ -413,6 +468,7 @@ main(int argc, char **argv)
 					(double)gnio_hist_quantile(&h, 0.99) * us,
 					(double)gnio_hist_quantile(&h, 0.999) * us);
 	}
+	tte_print(o.poll_us);
 	gnio_events_counts(ev, &ec);
 	gnio_pipeline_check(p, &chk);
 	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s; "
@@ -429,6 +485,7 @@ main(int argc, char **argv)
 	}
 	gnio_pipeline_destroy(p);
 	free(st);
+	free(tte);
 	gnio_app_eal_cleanup();
 	return ret;
 }

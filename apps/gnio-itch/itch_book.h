@@ -95,9 +95,11 @@ struct itch_level {
 struct itch_event {
 	uint64_t seq;
 	uint64_t ts;         /* the ITCH timestamp, ns since midnight */
+	uint64_t rx_tsc;     /* when the packet that let the message apply was received (the CPU's TSC) */
 	uint64_t bid_shares, ask_shares;   /* 0 for an empty side */
 	uint32_t bid_px, ask_px;
 	uint16_t locate;
+	uint16_t pad[7];     /* 64 bytes: the GPU writes a record in 16-byte stores */
 };
 
 struct itch_book {

@@ -68,6 +68,7 @@ struct itch_feed {
 	uint64_t packets, heartbeats, duplicates, gaps, lost, rerequests, malformed, other_session;
 	uint64_t pending_full, events_dropped;
 	uint64_t first_ns, last_ns;   /* when the first and the last packet of the session came */
+	uint64_t rx_tsc;              /* when the packet being handled was received: events carry it */
 	/* The GPU path's receiver: items, and the time it spent on each part of them (ITCH_RX_*). */
 	uint64_t rx_items, rx_ns[ITCH_RX_PARTS];
 	uint32_t nb_shards;           /* books in use, 1 to ITCH_MAX_SHARDS */
@@ -170,7 +171,12 @@ itch_feed_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 	struct itch_msg d;
 
 	itch_decode(m, n, &d);
-	if (itch_feed_apply_msg(f, &d, seq, &ev) == 1 && f->events != NULL && gnio_event_push(f->events, &ev) != 0)
+	if (itch_feed_apply_msg(f, &d, seq, &ev) != 1 || f->events == NULL)
+		return;
+	ev.rx_tsc = f->rx_tsc;
+	for (uint32_t k = 0; k < sizeof(ev.pad) / sizeof(ev.pad[0]); k++)
+		ev.pad[k] = 0;
+	if (gnio_event_push(f->events, &ev) != 0)
 		f->events_dropped++;
 }
 

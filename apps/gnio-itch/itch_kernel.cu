@@ -60,6 +60,7 @@ struct itch_shm {
 	uint32_t ev_first, ev_taken;               /* the batch's records in the channel */
 	volatile uint32_t gen, done, quit;         /* warp 0 -> shards: a batch; shards -> warp 0 */
 	uint64_t mark;                             /* the receiver's clock: when its last part ended */
+	uint64_t rx_tsc;                           /* the item's RX time, for its events */
 };
 
 extern __shared__ __align__(16) uint8_t itch_smem[];
@@ -207,6 +208,9 @@ __device__ static void
 itch_gpu_event(uint32_t k, const struct itch_event &ev)
 {
 	itch_evs[k] = ev;
+	itch_evs[k].rx_tsc = SHM->rx_tsc;
+	for (uint32_t w = 0; w < sizeof(ev.pad) / sizeof(ev.pad[0]); w++)
+		itch_evs[k].pad[w] = 0;
 	atomicOr(&SHM->evbits[k >> 5], 1u << (k & 31));
 }
 
@@ -450,6 +454,7 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 	uint8_t *stage = sh->stage;
 	gnio_item its[ITCH_MAX_QS];
 	uint32_t nq = min(l.nb_qs, ITCH_MAX_QS), quit = 0;
+	uint64_t rxt;
 
 	for (uint32_t q = 0; q < nq; q++)
 		gnio_item_init(its[q]);
@@ -464,6 +469,8 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 		}
 		if (!it.ready)
 			continue;
+		/* The item's RX time: its load in flight beside the descriptors', used after. */
+		rxt = gnio_item_rx_tsc(it);
 		if (lane == 0)
 			sh->mark = gnio_shm_dev_time_ns();
 		/*
@@ -502,8 +509,10 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 				staged.data = stage + at;
 				cand = __ballot_sync(0xffffffffu, lane < n && itch_candidate(st, staged, lane));
 			}
-			if (lane == 0)
+			if (lane == 0) {
+				sh->rx_tsc = rxt;
 				itch_mark(f, ITCH_RX_FETCH);
+			}
 			__syncwarp();
 			for (uint32_t k = 0; k < n;) {
 				uint32_t r = k, full = 0;

@@ -56,7 +56,7 @@ put16(uint8_t *p, uint16_t v)
 }
 
 void
-itch_sender_add(struct itch_sender *s, const struct itch_event *e)
+itch_sender_add(struct itch_sender *s, const struct itch_event *e, uint64_t rx_ns)
 {
 	uint8_t *p;
 
@@ -80,7 +80,8 @@ itch_sender_add(struct itch_sender *s, const struct itch_event *e)
 	p = put32(p, e->bid_px);
 	p = put64(p, e->bid_shares);
 	p = put32(p, e->ask_px);
-	put64(p, e->ask_shares);
+	p = put64(p, e->ask_shares);
+	put64(p, rx_ns);
 	s->in_cur++;
 	s->next_index++;
 	if (s->in_cur == ITCH_SEND_MAX)

@@ -54,6 +54,15 @@ typedef uint32_t (gnio_host_item_fn)(void *const *mbufs, uint32_t nb, uint16_t r
  */
 typedef uint16_t (gnio_host_pkt_fn)(struct gnio_pkt *pkt, void *state);
 
+/**
+ * Inside a host handler (item or packet function) that the host consumer
+ * runs: when the first packet of the item being handled was received, the
+ * TSC then (rte_rdtsc(); on the GPU, gnio_item_rx_tsc() of
+ * <gnio/device/gnio_item.cuh> gives the same). 0 outside a handler, and for
+ * the flagged lines (gnio_conf.queue.inline_bytes).
+ */
+uint64_t gnio_handler_rx_tsc(void);
+
 /** Set in a host item function's result when every verdict is the same port. */
 #define GNIO_ITEM_UNIFORM 0x80000000u
 

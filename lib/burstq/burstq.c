@@ -46,7 +46,7 @@ struct gnio_burstq {
 	enum rte_gpu_comm_list_status *orig_status;   /* gpudev's array, restored at destroy */
 	uint32_t *status;                             /* ours: one 128-byte line per item */
 	struct gnio_bq_dev *dev;                      /* consumer view, registered */
-	uint64_t *first_tsc;                          /* host only, per item */
+	uint64_t *first_tsc;                          /* per item (the consumer's item_tsc) */
 	uint16_t *fail_reason;                        /* host only, per item: why it is ERROR */
 	/* Latency flavour (gnio_line.h); lq_words 0: descriptor items. */
 	uint32_t lq_words;                            /* words per request (and answer) slot */
@@ -132,7 +132,7 @@ bq_free(struct gnio_burstq *q)
 	rte_free(q->item_first);
 	bq_shared_free(q->gpu_id, q->dev);
 	bq_shared_free(q->gpu_id, q->status);
-	rte_free(q->first_tsc);
+	bq_shared_free(q->gpu_id, q->first_tsc);
 	rte_free(q->fail_reason);
 	rte_free(q);
 }
@@ -209,9 +209,13 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 	q->status = bq_shared_alloc(gpu, (size_t)n * GNIO_BQ_STATUS_STRIDE * sizeof(uint32_t),
 			conf->socket);
 	q->dev = bq_shared_alloc(gpu, sizeof(*q->dev), conf->socket);
-	q->first_tsc = rte_zmalloc_socket("gnio_bq", n * sizeof(uint64_t), 0, conf->socket);
 	q->fail_reason = rte_zmalloc_socket("gnio_bq", n * sizeof(uint16_t), 0, conf->socket);
-	if (q->status == NULL || q->dev == NULL || q->first_tsc == NULL || q->fail_reason == NULL)
+	if (q->status == NULL || q->dev == NULL || q->fail_reason == NULL)
+		goto nomem;
+	/* When each item's first packet came (written before READY): the consumer reads it too. */
+	q->first_tsc = bq_shared_alloc(gpu, n * sizeof(uint64_t), conf->socket);
+	q->dev->item_tsc = q->first_tsc;
+	if (q->first_tsc == NULL)
 		goto nomem;
 	q->dev->verdicts = bq_shared_alloc(gpu, (size_t)n * q->max_pkts * sizeof(uint16_t),
 			conf->socket);

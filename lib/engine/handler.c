@@ -8,6 +8,7 @@
 #include <rte_log.h>
 
 #include "gnio_builtin.h"
+#include "gnio_consumer.h"
 #include "gnio_handler.h"
 #include "gnio_log.h"
 
@@ -17,6 +18,20 @@ RTE_LOG_REGISTER(gnio_handler_logtype, gnio.handler, NOTICE);
 
 static const struct gnio_handler *handlers[HANDLERS_MAX];
 static unsigned int nb_handlers;
+/* The RX time of the item this thread's host consumer is handling (gnio_handler_rx_tsc()). */
+static __thread uint64_t cur_rx_tsc;
+
+uint64_t
+gnio_handler_rx_tsc(void)
+{
+	return cur_rx_tsc;
+}
+
+void
+gnio_consumer_rx_tsc_set(uint64_t tsc)
+{
+	cur_rx_tsc = tsc;
+}
 
 int
 gnio_handler_register(const struct gnio_handler *h)

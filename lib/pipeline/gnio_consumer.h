@@ -108,4 +108,7 @@ const struct gnio_consumer_ops *gnio_consumer_find(const char *name);
 
 
 
+/* The host consumer, before it runs a handler on an item: gnio_handler_rx_tsc() until the next. */
+void gnio_consumer_rx_tsc_set(uint64_t tsc);
+
 #endif /* GNIO_CONSUMER_H */

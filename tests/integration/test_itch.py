@@ -13,6 +13,7 @@ import json
 import os
 import struct
 import subprocess
+import time
 import sys
 import tempfile
 
@@ -69,9 +70,10 @@ def requests(pcap):
 
 
 def events_sent(pcap):
-    """The BBO events gnio-itch sent as UDP (itch_send.h), as the CSV's lines, and whether every
-    datagram was well formed (to 10.7.7.7:26500 from --local, checksums, lengths, indices in order)."""
-    lines, ok, index = [], True, 0
+    """The BBO events gnio-itch sent as UDP (itch_send.h), as the CSV's lines, whether every
+    datagram was well formed (to 10.7.7.7:26500 from --local, checksums, lengths, indices in order),
+    and each event's RX time (ns, CLOCK_REALTIME)."""
+    lines, ok, index, rx = [], True, 0, []
     if os.path.getsize(pcap) <= 24:
         return lines, False
     for p, ip, udp, sums in udp_frames(pcap):
@@ -79,12 +81,13 @@ def events_sent(pcap):
         first, count = struct.unpack(">QH", pl[:10])
         ok &= sums and ip.dst == "10.7.7.7" and \
             udp.dport == 26500 and ip.src == "10.0.0.2" and udp.sport == 26402 and p.dst == "ff:ff:ff:ff:ff:ff" and \
-            first == index and 0 < count <= 29 and len(pl) == 12 + 48 * count and udp.len == 8 + len(pl)
+            first == index and 0 < count <= 24 and len(pl) == 12 + 56 * count and udp.len == 8 + len(pl)
         for k in range(count):
-            seq, loc, _, _, ts, bpx, bsh, apx, ash = struct.unpack(">QHHIQIQIQ", pl[12 + 48 * k:60 + 48 * k])
+            seq, loc, _, _, ts, bpx, bsh, apx, ash, rx_ns = struct.unpack(">QHHIQIQIQQ", pl[12 + 56 * k:68 + 56 * k])
             lines.append("%d,%d,%d,%d,%d,%d,%d\n" % (seq, loc, ts, bpx, bsh, apx, ash))
+            rx.append(rx_ns)
         index += count
-    return lines, ok
+    return lines, ok, rx
 
 
 def main():
@@ -140,13 +143,22 @@ def main():
     # --events-udp: every event also as UDP, on the port's own TX queue: the same events as the CSV,
     # in order, each once; the re-requests still on the pipeline's queue.
     ref = gen(d, "messy", "--dup-every", "5", "--reorder-every", "7")
+    t0 = time.time_ns()
     r, out = itch(d, "events-udp", ref["pcap"], "--rerequest", "10.9.8.7:4242", "--events-udp", "10.7.7.7:26500",
                   events_tx=True)
-    print("\n".join(l for l in r.stdout.splitlines() if "events as UDP" in l))
-    lines, ok = events_sent(out["events"]) if r.returncode == 0 else ([], False)
+    t1 = time.time_ns()
+    print("\n".join(l for l in r.stdout.splitlines() if "events as UDP" in l or "tick-to-event" in l))
+    lines, ok, rx = events_sent(out["events"]) if r.returncode == 0 else ([], False, [])
     want = open(ref["bbo"]).readlines()
     ck.check(r.returncode == 0 and lines == want and ok, "events-udp: every event once, in order, as the CSV has "
              "it, in well-formed datagrams (%d sent, %d events; exit %d)" % (len(lines), len(want), r.returncode))
+    # Each event's RX time: during the run, never earlier than an event before it (one queue, in order).
+    ck.check(len(rx) == len(want) and all(t0 <= x <= t1 for x in rx) and rx == sorted(rx),
+             "events-udp: each event's RX time within the run and in sequence order (%s .. %s, run %d .. %d)" %
+             (rx[:1], rx[-1:], t0, t1))
+    tte = [l for l in r.stdout.splitlines() if "tick-to-event" in l]
+    ck.check(len(tte) == 1 and (" %d events: p50 " % len(want)) in tte[0],
+             "events-udp: tick-to-event of every event reported (%s)" % tte)
     ck.check(r.returncode == 0 and len(requests(out["tx"])) == json.load(open(ref["book"]))["gaps"] and
              "conserved; pools full" in r.stdout, "events-udp: re-requests on the pipeline's queue, accounted")
     # Paced (--rx-pps, slower than the GPU path applies them): the same events, and the latency line.

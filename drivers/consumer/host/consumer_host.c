@@ -133,6 +133,7 @@ chost_step(struct gnio_consumer *c)
 				break;
 			nb = it->num_pkts;
 			rx_port = d->item_port[slot];
+			gnio_consumer_rx_tsc_set(d->item_tsc[slot]);
 			d->item_uniform[slot] = h->item(it->mbufs, nb, rx_port,
 					rx_port < GNIO_MAX_PORTS ? c->fwd[rx_port] : rx_port,
 					&d->verdicts[(size_t)slot * d->max_pkts], c->state);

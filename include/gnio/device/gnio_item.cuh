@@ -3,8 +3,8 @@
  * @file
  * The per-item device API, for an application that writes its own
  * persistent kernel instead of a per-packet handler: a warp waits for the next
- * burst-queue item of a queue, reads each packet (address, lengths, RX port,
- * RX time), sets each packet's verdict, and releases the item; gnio's
+ * burst-queue item of a queue, reads each packet (address, lengths, RX port)
+ * and the item's RX time, sets each packet's verdict, and releases the item; gnio's
  * completion lcore then transmits or drops every packet in order. Every item
  * is claimed by exactly one warp (a device counter per queue) and accepted
  * only with this lap's sequence number, so the guarantees of gnio's own
@@ -156,6 +156,19 @@ gnio_item_pkt(const gnio_item &it, uint32_t i)
 	pk.rsvd = 0;
 	gnio::packet_segs(it.q, it.slot, i, pk);
 	return pk;
+}
+
+/**
+ * When the item's first packet was received: the CPU's TSC then (rte_rdtsc(),
+ * the same clock as gnio_handler_rx_tsc() on the host). One load of host
+ * memory (any lane); issue it beside others to hide its round trip.
+ * @param it the hold (it.ready)
+ * @return the TSC
+ */
+__device__ __forceinline__ uint64_t
+gnio_item_rx_tsc(const gnio_item &it)
+{
+	return __ldcv((const unsigned long long *)&it.q.item_tsc[it.slot]);
 }
 
 /**

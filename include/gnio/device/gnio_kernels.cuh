@@ -60,6 +60,7 @@ struct kq {
 	uint32_t seg_cap;
 	uint32_t mask;
 	uint32_t max_pkts;
+	const uint64_t *item_tsc;
 };
 
 __device__ __forceinline__ kq
@@ -78,6 +79,7 @@ load_q(const gnio_bq_dev *d)
 	q.seg_cap = d->seg_cap;
 	q.mask = d->nb_items - 1;
 	q.max_pkts = d->max_pkts;
+	q.item_tsc = d->item_tsc;
 	return q;
 }
 

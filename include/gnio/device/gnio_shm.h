@@ -142,6 +142,9 @@ struct gnio_bq_dev {
 	                                     past the inline bytes (read only) */
 	uint32_t lq_slots;              /**< request and answer slots, a power of two */
 	uint32_t lq_inline;             /**< packet bytes copied into each request slot */
+	uint64_t *item_tsc;             /**< [nb_items]: the CPU's TSC (rte_rdtsc()) when the
+	                                     item's first packet was received, producer writes
+	                                     before READY */
 };
 
 #ifndef __CUDA_ARCH__
