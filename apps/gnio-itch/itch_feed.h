@@ -403,10 +403,18 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 				continue;
 			}
 			if (itch_feed_hold(f, s, m, n) != 0) {
-				/* No room to wait longer: the gap is lost now. */
+				/*
+				 * No room to wait longer: the gaps before it are lost now,
+				 * as many as it takes (each ends at a held message, which
+				 * is applied) for it to fit or be the next.
+				 */
 				f->pending_full++;
-				itch_feed_gap(f, s, now_ns);
-				itch_feed_lose(f);
+				do {
+					itch_feed_gap(f, s, now_ns);
+					itch_feed_lose(f);
+				} while (s > f->next && s - f->next >= f->max_pending);
+				if (s < f->next)
+					continue;             /* (counted lost with the gap) */
 				if (s == f->next) {
 					ITCH_FEED_APPLY(f, m, n, s);
 					f->next++;

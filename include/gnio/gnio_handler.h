@@ -58,8 +58,9 @@ typedef uint16_t (gnio_host_pkt_fn)(struct gnio_pkt *pkt, void *state);
  * Inside a host handler (item or packet function) that the host consumer
  * runs: when the first packet of the item being handled was received, the
  * TSC then (rte_rdtsc(); on the GPU, gnio_item_rx_tsc() of
- * <gnio/device/gnio_item.cuh> gives the same). 0 outside a handler, and for
- * the flagged lines (gnio_conf.queue.inline_bytes).
+ * <gnio/device/gnio_item.cuh> gives the same).
+ * @return the TSC; 0 outside a handler, and for the flagged lines
+ *   (gnio_conf.queue.inline_bytes)
  */
 uint64_t gnio_handler_rx_tsc(void);
 

@@ -87,6 +87,17 @@ main(void)
 	CHECK(packet(f, 20, 1, 80 + TIMEOUT_NS) == ITCH_CONSUMED && f->next == 21);
 	itch_feed_totals(f, &t);
 	CHECK(t.messages == 2 + 3 + 2 + 2 + 6 + 1 && f->lost == 4 && f->gaps == 2);
+	/*
+	 * Held messages far apart (30 and 80, 64 may wait), then 100, too far to
+	 * hold: the gaps before it are given up one after another (21-29, then
+	 * 31-79, each held message applied) until it fits; nothing is malformed.
+	 */
+	CHECK(packet(f, 30, 1, 90 + TIMEOUT_NS) == ITCH_REQUEST && f->next == 21);
+	CHECK(packet(f, 80, 1, 91 + TIMEOUT_NS) == ITCH_CONSUMED && f->pend_hi == 81);
+	packet(f, 100, 1, 92 + TIMEOUT_NS);
+	itch_feed_totals(f, &t);
+	CHECK(f->pending_full == 1 && f->lost == 4 + 9 + 49 && f->next == 81 && f->pend_hi == 101 &&
+			f->malformed == 0 && t.malformed == 0 && t.messages == 16 + 2);
 	free(mem);
 	printf("test_itch_feed: %s\n", gnio_test_failures ? "FAILED" : "all checks passed");
 	return gnio_test_failures ? 1 : 0;
