@@ -132,9 +132,9 @@ struct records_b {
 };
 
 /*
- * Up to 32 warps a queue (--cuda-warps: fewer; 16 carried 1.55x what 8 did
- * on the H200), each a batch at a time (1056 pollers of host memory brought
- * PCIe reads to a crawl).
+ * Up to 32 warps a queue (--cuda-warps: fewer; on 8 queues of the H200, 8
+ * and 16 carried 0.76x and 0.98x of what 32 did), each a batch at a time
+ * (1056 pollers of host memory brought PCIe reads to a crawl).
  */
 GNIO_CUDA_BATCH_KERNEL(records_k, "records-gpu", "gnio-infer: 1472-byte records summed on the GPU, "
 		"a batch a warp", records_b, 32)
