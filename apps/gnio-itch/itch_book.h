@@ -547,6 +547,9 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	ev->bid_shares = side == 0 ? sh1 : osh;
 	ev->ask_px = (uint32_t)(side == 0 ? opx : px1);
 	ev->ask_shares = side == 0 ? osh : sh1;
+	ev->rx_tsc = 0;                    /* (the receiver's to set: the book does not know it) */
+	for (uint32_t k = 0; k < sizeof(ev->pad) / sizeof(ev->pad[0]); k++)
+		ev->pad[k] = 0;
 	return 1;
 }
 

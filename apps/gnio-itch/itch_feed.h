@@ -174,8 +174,6 @@ itch_feed_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 	if (itch_feed_apply_msg(f, &d, seq, &ev) != 1 || f->events == NULL)
 		return;
 	ev.rx_tsc = f->rx_tsc;
-	for (uint32_t k = 0; k < sizeof(ev.pad) / sizeof(ev.pad[0]); k++)
-		ev.pad[k] = 0;
 	if (gnio_event_push(f->events, &ev) != 0)
 		f->events_dropped++;
 }

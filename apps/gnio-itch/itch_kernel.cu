@@ -209,8 +209,6 @@ itch_gpu_event(uint32_t k, const struct itch_event &ev)
 {
 	itch_evs[k] = ev;
 	itch_evs[k].rx_tsc = SHM->rx_tsc;
-	for (uint32_t w = 0; w < sizeof(ev.pad) / sizeof(ev.pad[0]); w++)
-		itch_evs[k].pad[w] = 0;
 	atomicOr(&SHM->evbits[k >> 5], 1u << (k & 31));
 }
 
