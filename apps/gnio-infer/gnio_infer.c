@@ -10,6 +10,7 @@
  *        [--backpressure] [--mode packet|batch|records] [--batch-rows B] [--batch-us T]
  *        [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] [--inline-bytes N]
  *        [--cuda-warps N] [--completion auto|rx|lcore]
+ *        [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]
  * --inline-bytes: the low-latency path (flagged lines, each request's first N
  * bytes copied into the line the GPU polls; per packet mode).
  * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
@@ -38,19 +39,32 @@
 
 #include "gnio_app.h"
 #include "infer_mlp.h"
+#include "infer_wire.h"
 
 #define APP "gnio-infer"
 
 struct opts {
-	const char *consumer, *gpu, *model, *mode;
+	const char *consumer, *gpu, *model, *mode, *testset;
 	uint64_t max_packets, rx_pps;
 	uint32_t udp_port, duration, batch_rows, batch_us, slow_us, prefill, rx_cores, inline_bytes, warps;
+	uint32_t wire, wire_ports, wire_mbufs;
 	int completion;
 	bool backpressure;
 };
 
 #define app_fail(fmt, arg) gnio_app_fail(APP, fmt, arg)
 #define num(opt, v, lo, hi) gnio_app_number(APP, opt, v, lo, hi)
+
+static const char *
+installed(const char *path, const char *src)
+{
+	FILE *f = fopen(path, "rb");
+
+	if (f == NULL)
+		return src;
+	fclose(f);
+	return path;
+}
 
 static void
 parse(int argc, char **argv, struct opts *o)
@@ -64,13 +78,16 @@ parse(int argc, char **argv, struct opts *o)
 		{ "batch-us", required_argument, NULL, 'T' }, { "slow-consumer-us", required_argument, NULL, 'S' },
 		{ "prefill", required_argument, NULL, 'F' }, { "rx-cores", required_argument, NULL, 'R' },
 		{ "inline-bytes", required_argument, NULL, 'I' }, { "cuda-warps", required_argument, NULL, 'W' },
-		{ "completion", required_argument, NULL, 'C' },
+		{ "completion", required_argument, NULL, 'C' }, { "wire", required_argument, NULL, 'w' },
+		{ "wire-ports", required_argument, NULL, 'p' }, { "wire-mbufs", required_argument, NULL, 'k' },
+		{ "testset", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct opts){ .consumer = "host", .udp_port = 5005, .mode = "packet", .batch_rows = 64 };
+	*o = (struct opts){ .consumer = "host", .udp_port = 5005, .mode = "packet", .batch_rows = 64,
+		.wire_mbufs = 2048 };
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -102,12 +119,17 @@ parse(int argc, char **argv, struct opts *o)
 			o->completion = strcmp(optarg, "rx") == 0 ? GNIO_COMPLETION_RX :
 				strcmp(optarg, "lcore") == 0 ? GNIO_COMPLETION_LCORE : GNIO_COMPLETION_AUTO;
 			break;
+		case 'w': o->wire = (uint32_t)num("--wire", optarg, 1, 64); break;
+		case 'p': o->wire_ports = (uint32_t)num("--wire-ports", optarg, 1, 64); break;
+		case 'k': o->wire_mbufs = (uint32_t)num("--wire-mbufs", optarg, 64, 1u << 20); break;
+		case 'X': o->testset = optarg; break;
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
 					"cuda-staged|cuda-batch|cuda-kernel] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
 					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
 					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
-					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore]\n");
+					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore] "
+					"[--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -132,14 +154,15 @@ parse(int argc, char **argv, struct opts *o)
 	if (strcmp(o->consumer, "cuda-batch") == 0)
 		app_fail("%s", "--consumer=cuda-batch: built without cuBLAS (the CUDA toolkit's)");
 #endif
-	/* The installed model, else the one beside the sources this was built from. */
-	if (o->model == NULL) {
-		FILE *f = fopen(GNIO_INFER_MODEL, "rb");
-
-		o->model = f != NULL ? GNIO_INFER_MODEL : GNIO_INFER_MODEL_SRC;
-		if (f != NULL)
-			fclose(f);
-	}
+	if (o->wire != 0 && strcmp(o->mode, "packet") != 0)
+		app_fail("--mode=%s: the wire (--wire) writes requests: per packet only", o->mode);
+	if (o->wire == 0 && (o->wire_ports != 0 || o->testset != NULL))
+		app_fail("%s", "--wire-ports and --testset go with --wire");
+	/* The installed files, else the ones beside the sources this was built from. */
+	if (o->model == NULL)
+		o->model = installed(GNIO_INFER_MODEL, GNIO_INFER_MODEL_SRC);
+	if (o->testset == NULL)
+		o->testset = installed(GNIO_INFER_TESTSET, GNIO_INFER_TESTSET_SRC);
 }
 
 /* The model file: "GNIOMLP1", u32 inputs, hidden, outputs, 0 (little-endian), then the weights. */
@@ -179,6 +202,8 @@ main(int argc, char **argv)
 	struct gnio_check chk;
 	struct gnio_stats gs;
 	struct gnio_hist h;
+	struct infer_wire *wire = NULL;
+	struct infer_wire_counts wc;
 	struct opts o;
 	char err[256];
 	char **eal_argv;
@@ -196,7 +221,19 @@ main(int argc, char **argv)
 	if (n < 0)
 		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
 	gnio_app_check_devices(APP);
-	nb = gnio_app_ports(APP, ports, "no port (give the requests' port to the EAL, e.g. --vdev=net_pcap0,...)");
+	if (o.wire != 0) {
+		/* The wire's ring ports, one an RX lcore unless told. */
+		if (rte_eth_dev_count_avail() != 0)
+			app_fail("%s", "--wire makes its own ports: give the EAL none (--no-pci, no --vdev)");
+		nb = (uint16_t)(o.wire_ports != 0 ? o.wire_ports : o.rx_cores != 0 ? o.rx_cores : 1);
+		wire = infer_wire_create(nb, o.wire_mbufs, (uint16_t)(o.udp_port != 0 ? o.udp_port : 5005),
+				o.testset, &st.t, ports, err, sizeof(err));
+		if (wire == NULL)
+			app_fail("%s", err);
+	} else {
+		nb = gnio_app_ports(APP, ports,
+				"no port (give the requests' port to the EAL, e.g. --vdev=net_pcap0,...)");
+	}
 	gnio_conf_defaults(&conf);
 	conf.ports.ids = ports;
 	conf.ports.nb = nb;
@@ -245,6 +282,17 @@ main(int argc, char **argv)
 			app_fail("%s", "cannot write the model's state");
 	if (gnio_pipeline_start(p) != 0)
 		app_fail("cannot start: %s", gnio_pipeline_error(p));
+	if (wire != NULL) {
+		gnio_pipeline_stats(p, &gs, NULL, 0);
+		if (gs.nb_pools == 0 || infer_wire_start(wire, (uint16_t)o.wire, gs.pool[0].name, err,
+				sizeof(err)) != 0) {
+			gnio_pipeline_stop(p);
+			gnio_pipeline_destroy(p);
+			infer_wire_free(wire);
+			gnio_app_eal_cleanup();
+			app_fail("%s", gs.nb_pools == 0 ? "no mempool for the wire" : err);
+		}
+	}
 	printf(APP ": %u port(s), UDP port %u, model %s, consumer %s\n", nb, o.udp_port, o.model,
 			gnio_pipeline_conf(p)->consumer.name);
 	fflush(stdout);
@@ -262,10 +310,16 @@ main(int argc, char **argv)
 		rte_delay_us_sleep(1000);
 	}
 	t1 = rte_get_timer_cycles();
+	if (wire != NULL && !infer_wire_stop(wire, err, sizeof(err))) {
+		fprintf(stderr, APP ": wire: %s\n", err);
+		ret = 1;
+	}
 	if (gnio_pipeline_stop(p) != 0) {
 		fprintf(stderr, APP ": stop: %s\n", gnio_pipeline_error(p));
 		ret = 1;
 	}
+	if (wire != NULL)
+		infer_wire_drain(wire, &wc);
 	gnio_pipeline_stats(p, &gs, NULL, 0);
 	gnio_pipeline_latency(p, &h);
 	gnio_pipeline_check(p, &chk);
@@ -300,12 +354,25 @@ main(int argc, char **argv)
 			ret = 1;
 	}
 #endif
+	if (wire != NULL) {
+		/* Every request written came back answered, was dropped with a reason, or was never received. */
+		bool ok = wc.wrong == 0 && wc.bad == 0 && wc.answered == chk.total.tx &&
+			wc.sent == wc.answered + wc.bad + wc.left + chk.dropped && wc.lost == chk.dropped;
+
+		printf(APP ": wire: %" PRIu64 " requests written, %" PRIu64 " answers checked (%" PRIu64
+				" with another class than the CPU's), %" PRIu64 " not answers, %" PRIu64
+				" never answered, %" PRIu64 " left unreceived: %s\n", wc.sent, wc.answered, wc.wrong,
+				wc.bad, wc.lost, wc.left, ok ? "all accounted for" : "NOT ACCOUNTED FOR");
+		if (!ok)
+			ret = 1;
+	}
 	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s\n",
 			chk.total.rx, chk.total.tx, chk.dropped, chk.conserved ? "conserved" : "NOT CONSERVED",
 			chk.pools_full ? "full" : "NOT FULL");
 	if (!chk.conserved || !chk.pools_full)
 		ret = 1;
 	gnio_pipeline_destroy(p);
+	infer_wire_free(wire);
 	gnio_app_eal_cleanup();
 	return ret;
 }

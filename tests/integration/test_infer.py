@@ -9,7 +9,9 @@ requests come slower, every batch given back, the per-packet mode's answers fram
 a batch consumer slower than the traffic fills the ring, and its drops are counted. The Python
 example (examples/python/infer_dlpack.py: the batches in PyTorch, or NumPy where torch is missing)
 answers every request right. The sensor-ingest variant (--mode records) reads every byte of 1472-byte
-records in batches: the sum of their bytes is the generator's.
+records in batches: the sum of their bytes is the generator's. The software wire (--wire: ring
+ports whose requests lcores of gnio-infer write and whose answers they check) answers every
+request with the CPU model's class, nothing unaccounted for.
 Bad options and model files exit 2 with one line.
 
 --gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
@@ -177,6 +179,24 @@ def records(ck, d, cons):
     ck.check("0 answered, 1 malformed requests, 1 not requests" in r.stdout and "conserved; pools full" in r.stdout,
              "%s records: consumed, the others dropped and counted, conservation" % cons)
 
+def wire(ck, cons, ports, lcores):
+    """The software wire on consumer @p cons: @p ports ring ports and RX lcores, a wire lcore each,
+    completion on the RX lcores; every answer the next id with the CPU model's class, every
+    request written answered or left unreceived, the wire's counts the pipeline's."""
+    gpu = cons != "host"
+    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if gpu else []) + [INFER] + list(lcores) + eal_mem() + \
+        os.environ.get("GNIO_EAL_EXTRA", "").split() + \
+        ["--", "--duration", "2", "--model", MODEL, "--consumer", cons, "--wire", str(ports), "--rx-cores",
+         str(ports), "--completion", "rx", "--backpressure", "--wire-mbufs", "256"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    print(r.stdout.strip())
+    m = re.search(r"wire: (\d+) requests written, (\d+) answers checked \((\d+) with another class", r.stdout)
+    ck.check(r.returncode == 0 and m is not None and int(m.group(2)) >= 256 * ports and m.group(3) == "0" and
+             "all accounted for" in r.stdout and "conserved; pools full" in r.stdout,
+             "%s wire, %d ports: every request answered with the CPU's class, all accounted for (%d: %s)" %
+             (cons, ports, r.returncode, (m.group(0) if m else r.stdout[-300:]) + r.stderr.strip()[-300:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpu", action="store_true")
@@ -225,12 +245,17 @@ def main():
         batch_modes(ck, d, req, n, ["cuda-batch"] if a.gpu else ["host"])
     if a.gpu:
         records(ck, d, "cuda-kernel")
+        wire(ck, "cuda", 2, ("-l", "0-4"))
+    else:
+        # Four lcores on the machine's CPUs: main, RX, the host consumer's, the wire's.
+        wire(ck, "host", 1, ("--lcores", "(0-3)@(0-%d)" % ((os.cpu_count() or 1) - 1)))
     if not a.gpu:
         # Bad options and model files: exit 2, one line.
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],
                      ["--model", os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")],
                      ["--max-packets", "0"], ["--mode", "tensor"], ["--mode", "batch", "--consumer", "cuda"],
-                     ["--batch-rows", "0"], ["--batch-us", "x"]):
+                     ["--batch-rows", "0"], ["--batch-us", "x"], ["--wire", "1"], ["--wire-ports", "2"],
+                     ["--wire", "1", "--mode", "batch"]):
             r, _ = infer(d, "bad", req, *args, wrap=False)
             lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-infer")]
             ck.check(r.returncode == 2 and len(lines) == 1,
