@@ -10,7 +10,7 @@
  *        [--backpressure] [--mode packet|batch|records] [--batch-rows B] [--batch-us T]
  *        [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] [--inline-bytes N]
  *        [--cuda-warps N] [--completion auto|rx|lcore]
- *        [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]
+ *        [--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]
  * --inline-bytes: the low-latency path (flagged lines, each request's first N
  * bytes copied into the line the GPU polls; per packet mode).
  * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
@@ -47,7 +47,7 @@ struct opts {
 	const char *consumer, *gpu, *model, *mode, *testset;
 	uint64_t max_packets, rx_pps;
 	uint32_t udp_port, duration, batch_rows, batch_us, slow_us, prefill, rx_cores, inline_bytes, warps;
-	uint32_t wire, wire_ports, wire_mbufs;
+	uint32_t wire, wire_ports, wire_mbufs, item_pkts;
 	int completion;
 	bool backpressure;
 };
@@ -80,7 +80,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "inline-bytes", required_argument, NULL, 'I' }, { "cuda-warps", required_argument, NULL, 'W' },
 		{ "completion", required_argument, NULL, 'C' }, { "wire", required_argument, NULL, 'w' },
 		{ "wire-ports", required_argument, NULL, 'p' }, { "wire-mbufs", required_argument, NULL, 'k' },
-		{ "testset", required_argument, NULL, 'X' },
+		{ "testset", required_argument, NULL, 'X' }, { "item-pkts", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -123,13 +123,14 @@ parse(int argc, char **argv, struct opts *o)
 		case 'p': o->wire_ports = (uint32_t)num("--wire-ports", optarg, 1, 64); break;
 		case 'k': o->wire_mbufs = (uint32_t)num("--wire-mbufs", optarg, 64, 1u << 20); break;
 		case 'X': o->testset = optarg; break;
+		case 'i': o->item_pkts = (uint32_t)num("--item-pkts", optarg, 1, 1024); break;
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
 					"cuda-staged|cuda-batch|cuda-kernel] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
 					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
 					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
 					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore] "
-					"[--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]\n");
+					"[--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -154,6 +155,8 @@ parse(int argc, char **argv, struct opts *o)
 	if (strcmp(o->consumer, "cuda-batch") == 0)
 		app_fail("%s", "--consumer=cuda-batch: built without cuBLAS (the CUDA toolkit's)");
 #endif
+	if (o->item_pkts != 0 && strcmp(o->mode, "packet") != 0)
+		app_fail("--mode=%s: a batch is an item of --batch-rows (not --item-pkts)", o->mode);
 	if (o->wire != 0 && strcmp(o->mode, "packet") != 0)
 		app_fail("--mode=%s: the wire (--wire) writes requests: per packet only", o->mode);
 	if (o->wire == 0 && (o->wire_ports != 0 || o->testset != NULL))
@@ -252,6 +255,14 @@ main(int argc, char **argv)
 		conf.rx.burst = (uint16_t)RTE_MIN(o.batch_rows, 32u);
 		conf.queue.flush_us = o.batch_us;
 	}
+	/*
+	 * An item a burst: a GPU warp answers 32 requests at once, one a lane, so
+	 * an item of 32 is one pass, and more items in flight keep more warps busy
+	 * (gnio's default, 4 bursts, needed four times the requests in flight for
+	 * the same rate: bench/results/h200-2026-12-01b run 4).
+	 */
+	if (strcmp(o.mode, "packet") == 0)
+		conf.queue.item_pkts = (uint16_t)(o.item_pkts != 0 ? o.item_pkts : 32);
 	/* The GPU kernels read the model from shared memory (one copy a block). */
 	conf.consumer.state_shared = (uint32_t)offsetof(struct infer_state, m);
 	conf.rx.max_packets = o.max_packets;
@@ -330,6 +341,25 @@ main(int argc, char **argv)
 	printf(APP ": %.3f M packets/s received over the run's %.3f s\n", (double)chk.total.rx /
 			((double)(t1 - t0) / (double)rte_get_timer_hz()) / 1e6,
 			(double)(t1 - t0) / (double)rte_get_timer_hz());
+	/* Where the time went: the CPU's cycles a packet, the persistent kernel's warps. */
+	if (chk.total.rx != 0) {
+		struct gnio_consumer_stats cs = { 0 };
+
+		gnio_pipeline_consumer_stats(p, 0, &cs);
+		/* Completion on the RX lcores: the same busy cycles count for both. */
+		printf(APP ": RX lcores busy %.1f cycles a packet", (double)gs.rx_cycles / (double)chk.total.rx);
+		if (gs.comp_cycles != gs.rx_cycles)
+			printf(", completion %.1f", (double)gs.comp_cycles / (double)chk.total.rx);
+		if (cs.wait_ns + cs.work_ns != 0)
+			printf("; GPU warps busy %.1f %% (%u warps; an item %.2f us, of which "
+					"fetch %.2f, handler %.2f, publish %.2f)", 100.0 * (double)cs.work_ns /
+					(double)(cs.wait_ns + cs.work_ns), cs.warps,
+					cs.items ? (double)cs.work_ns / (double)cs.items / 1e3 : 0.0,
+					cs.items ? (double)cs.fetch_ns / (double)cs.items / 1e3 : 0.0,
+					cs.items ? (double)cs.engine_ns / (double)cs.items / 1e3 : 0.0,
+					cs.items ? (double)cs.publish_ns / (double)cs.items / 1e3 : 0.0);
+		printf("\n");
+	}
 	if (h.count != 0)
 		printf(APP ": RX to completion, %" PRIu64 " items: p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n",
 				h.count, (double)gnio_hist_quantile(&h, 0.5) * 1e6 / (double)rte_get_tsc_hz(),
