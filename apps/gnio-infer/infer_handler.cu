@@ -305,6 +305,9 @@ struct infer_h {
 			if (lane == src && fast_fits((uintptr_t)pkt->data, pkt->len, pkt->pkt_len)) {
 				fast_load((const uint4 *)pkt->data, W);
 				fast = fast_request(st, W, pw, &v);
+				/* Kept in the warp's stage (unused here) while the model runs: registers for it. */
+				if (fast)
+					fast_store(infer_stage()[src], W);
 			}
 			if (lane == src && !fast) {
 				infer_local_load(pkt, &l, &lp);
@@ -315,24 +318,44 @@ struct infer_h {
 #pragma unroll
 				for (uint32_t w = 0; w < INFER_IN / 4; w++)
 					pw[w] = __shfl_sync(0xffffffffu, pw[w], src);
+				/*
+				 * A chain of 64 dependent fmaf (the CPU's order): the
+				 * weights and inputs of 16 steps loaded ahead of them.
+				 */
 				h = st->t.b1[lane];
 #pragma unroll
-				for (uint32_t i = 0; i < INFER_IN; i++)
-					h = fmaf(st->t.w1t[i][lane], (float)((pw[i / 4] >> (8 * (i % 4))) & 0xffu), h);
-				h = h > 0.0f ? h : 0.0f;
-				if (lane < INFER_OUT)
-					s = st->t.b2[lane];
-#pragma unroll
-				for (uint32_t j = 0; j < INFER_HID; j++) {
-					float hj = __shfl_sync(0xffffffffu, h, j);
+				for (uint32_t i0 = 0; i0 < INFER_IN; i0 += 16) {
+					float wv[16], xv[16];
 
-					if (lane < INFER_OUT)
-						s = fmaf(st->t.w2t[j][lane], hj, s);
+#pragma unroll
+					for (uint32_t i = 0; i < 16; i++) {
+						wv[i] = st->t.w1t[i0 + i][lane];
+						xv[i] = (float)((pw[(i0 + i) / 4] >> (8 * ((i0 + i) % 4))) & 0xffu);
+					}
+#pragma unroll
+					for (uint32_t i = 0; i < 16; i++)
+						h = fmaf(wv[i], xv[i], h);
+				}
+				h = h > 0.0f ? h : 0.0f;
+				s = st->t.b2[lane < INFER_OUT ? lane : 0];
+#pragma unroll
+				for (uint32_t j0 = 0; j0 < INFER_HID; j0 += 16) {
+					float wv[16], hv[16];
+
+#pragma unroll
+					for (uint32_t j = 0; j < 16; j++) {
+						hv[j] = __shfl_sync(0xffffffffu, h, j0 + j);
+						wv[j] = st->t.w2t[j0 + j][lane < INFER_OUT ? lane : 0];
+					}
+#pragma unroll
+					for (uint32_t j = 0; j < 16; j++)
+						s = fmaf(wv[j], hv[j], s);
 				}
 #pragma unroll
 				for (uint32_t k = 0; k < INFER_OUT; k++)
 					score[k] = __shfl_sync(0xffffffffu, s, k);
 				if (lane == src && fast) {
+					fast_load(infer_stage()[src], W);
 					fast_answer(W, infer_class(score), score);
 					fast_store((uint4 *)pkt->data, W);
 					v = pkt->rx_port;
