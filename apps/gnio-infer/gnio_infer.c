@@ -226,8 +226,15 @@ main(int argc, char **argv)
 	gnio_app_check_devices(APP);
 	if (o.wire != 0) {
 		/* The wire's ring ports, one an RX lcore unless told. */
-		if (rte_eth_dev_count_avail() != 0)
+		if (rte_eth_dev_count_avail() != 0) {
+			uint16_t pid;
+
+			/* Closed before the exit: what their PMDs hold is given back. */
+			RTE_ETH_FOREACH_DEV(pid)
+				rte_eth_dev_close(pid);
+			gnio_app_eal_cleanup();
 			app_fail("%s", "--wire makes its own ports: give the EAL none (--no-pci, no --vdev)");
+		}
 		nb = (uint16_t)(o.wire_ports != 0 ? o.wire_ports : o.rx_cores != 0 ? o.rx_cores : 1);
 		wire = infer_wire_create(nb, o.wire_mbufs, (uint16_t)(o.udp_port != 0 ? o.udp_port : 5005),
 				o.testset, &st.t, ports, err, sizeof(err));
