@@ -42,21 +42,6 @@ fast_be16(const uint32_t *W, uint32_t k)
 	return fast_b(W, k) << 8 | fast_b(W, k + 1);
 }
 
-__device__ __forceinline__ void
-fast_put(uint32_t *W, uint32_t k, uint32_t v)
-{
-	uint32_t sh = 8 * (k % 4);
-
-	W[k / 4] = (W[k / 4] & ~(0xffu << sh)) | ((v & 0xffu) << sh);
-}
-
-__device__ __forceinline__ void
-fast_put16(uint32_t *W, uint32_t k, uint32_t v)
-{
-	fast_put(W, k, v >> 8);
-	fast_put(W, k + 1, v);
-}
-
 /* A frame of @p len bytes (@p pkt_len in all) the fast path takes, given its first 16 bytes aligned? */
 __device__ __forceinline__ bool
 fast_fits(uintptr_t data, uint32_t len, uint32_t pkt_len)
@@ -123,10 +108,10 @@ fast_sum2(uint32_t w)
 }
 
 /*
- * infer_answer() on the words of a fast_request(), word by word (bytes k of
+ * infer_answer() on the words of a fast_request(), word by word (byte k of
  * word k / 4 at bit 8 (k % 4)): MACs, addresses and ports swapped, lengths,
- * the class and scores, both checksums. A byte-by-byte form took 1,600 cycles
- * (clock64, h200-2026-12-01b run 9): each byte a dependent update of a word.
+ * the class and scores, both checksums; byte permutes, not a dependent
+ * update of a word for each byte.
  */
 __device__ __forceinline__ void
 fast_answer(uint32_t *W, uint32_t cls, const float score[INFER_OUT])
