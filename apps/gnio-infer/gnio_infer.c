@@ -351,8 +351,10 @@ main(int argc, char **argv)
 	/* Where the time went: the CPU's cycles a packet, the persistent kernel's warps. */
 	if (chk.total.rx != 0) {
 		struct gnio_consumer_stats cs = { 0 };
+		double us_item;
 
 		gnio_pipeline_consumer_stats(p, 0, &cs);
+		us_item = cs.items != 0 ? 1e-3 / (double)cs.items : 0.0;    /* ns summed -> us an item */
 		/* Completion on the RX lcores: the same busy cycles count for both. */
 		printf(APP ": RX lcores busy %.1f cycles a packet", (double)gs.rx_cycles / (double)chk.total.rx);
 		if (gs.comp_cycles != gs.rx_cycles)
@@ -361,10 +363,8 @@ main(int argc, char **argv)
 			printf("; GPU warps busy %.1f %% (%u warps; an item %.2f us, of which "
 					"fetch %.2f, handler %.2f, publish %.2f)", 100.0 * (double)cs.work_ns /
 					(double)(cs.wait_ns + cs.work_ns), cs.warps,
-					cs.items ? (double)cs.work_ns / (double)cs.items / 1e3 : 0.0,
-					cs.items ? (double)cs.fetch_ns / (double)cs.items / 1e3 : 0.0,
-					cs.items ? (double)cs.engine_ns / (double)cs.items / 1e3 : 0.0,
-					cs.items ? (double)cs.publish_ns / (double)cs.items / 1e3 : 0.0);
+					(double)cs.work_ns * us_item, (double)cs.fetch_ns * us_item,
+					(double)cs.engine_ns * us_item, (double)cs.publish_ns * us_item);
 		printf("\n");
 	}
 	if (h.count != 0)

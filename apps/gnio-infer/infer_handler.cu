@@ -240,13 +240,11 @@ struct infer_h {
 			uintptr_t a = valid ? (uintptr_t)pkt->data : 0, base = a & ~(uintptr_t)15;
 			uint32_t n = !valid ? 0 : pkt->len < INFER_LOCAL_BYTES ? pkt->len : INFER_LOCAL_BYTES;
 			uint32_t chunks = valid ? (uint32_t)(a - base + n + 15) / 16 : 0;
+			uint32_t W[INFER_FAST_WORDS], pw[INFER_IN / 4];
 			struct infer_local l;
 			struct gnio_pkt lp;
 			uint16_t v = 0;
-
-			uint32_t W[INFER_FAST_WORDS], pw[INFER_IN / 4];
-
-			bool general = valid;
+			bool general = valid;   /* not (yet) taken by the fast path */
 
 			infer_warp_move(stage, base, chunks, lane, true);
 			if (valid && fast_fits(a, n, pkt->pkt_len)) {

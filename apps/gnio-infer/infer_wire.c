@@ -56,8 +56,7 @@ struct infer_wire {
 	uint8_t (*px)[INFER_IN];
 	uint8_t (*line1)[64];   /* a request's bytes 64-127: pixels 18-63, then zeros */
 	uint8_t *cls;
-	volatile int stop;
-	volatile int failed;
+	int stop;             /* atomics: the main lcore asks the wire lcores to end */
 };
 
 struct wire_lcore_arg {
@@ -222,11 +221,10 @@ wire_lcore(void *arg)
 	struct infer_wire *w = a->w;
 	struct rte_mbuf *m[WIRE_BURST];
 
+	/* A port the pool cannot fill: this lcore's -1 is infer_wire_stop()'s failure. */
 	for (uint16_t p = a->first; p < w->nb_ports; p += w->nb_lcores)
-		if (wire_fill(w, &w->port[p]) != 0) {
-			w->failed = 1;
+		if (wire_fill(w, &w->port[p]) != 0)
 			return -1;
-		}
 	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
 		for (uint16_t p = a->first; p < w->nb_ports; p += w->nb_lcores) {
 			struct wire_port *wp = &w->port[p];
@@ -377,11 +375,11 @@ infer_wire_drain(struct infer_wire *w, struct infer_wire_counts *c)
 			wp->c.left += n;
 			rte_pktmbuf_free_bulk(m, n);
 		}
-		/* Ids sent after the last answer that never came back. */
 		c->sent += wp->c.sent;
 		c->answered += wp->c.answered;
 		c->wrong += wp->c.wrong;
 		c->bad += wp->c.bad;
+		/* Also lost: the ids written after the last answer and not left on the RX ring. */
 		c->lost += wp->c.lost + (wp->next_id - wp->expect - (uint32_t)wp->c.left);
 		c->left += wp->c.left;
 	}
