@@ -148,10 +148,12 @@ batch_copy_rows(uint8_t *__restrict__ dst, const uint8_t *const *src, uint32_t n
 			n1.z = __shfl_down_sync(0xffffffffu, v[k].z, 1);
 			n1.w = __shfl_down_sync(0xffffffffu, v[k].w, 1);
 			if (k + 1 < ku) {    /* (a record's last slot never needs the next: it ends before) */
-				n2.x = __shfl_sync(0xffffffffu, v[k + 1 < ku ? k + 1 : k].x, 0);
-				n2.y = __shfl_sync(0xffffffffu, v[k + 1 < ku ? k + 1 : k].y, 0);
-				n2.z = __shfl_sync(0xffffffffu, v[k + 1 < ku ? k + 1 : k].z, 0);
-				n2.w = __shfl_sync(0xffffffffu, v[k + 1 < ku ? k + 1 : k].w, 0);
+				const uint4 &next = v[k + 1 < ku ? k + 1 : k];   /* (in bounds however unrolled) */
+
+				n2.x = __shfl_sync(0xffffffffu, next.x, 0);
+				n2.y = __shfl_sync(0xffffffffu, next.y, 0);
+				n2.z = __shfl_sync(0xffffffffu, next.z, 0);
+				n2.w = __shfl_sync(0xffffffffu, next.w, 0);
 			}
 			nx = lane == 31 ? n2 : n1;
 			if (r < n && j >= d && j - d < oc)
