@@ -220,6 +220,27 @@ infer_warp_move(uint4 (*st)[INFER_CHUNKS], uintptr_t base, uint32_t chunks, unsi
 	__syncwarp();
 }
 
+/*
+ * The warp-wide path's scratch, a warp's: the request's pixels (as their
+ * bytes, then as floats, each converted by one lane: 64 int-to-float
+ * conversions a lane would be 64 issues of a slow instruction for the warp),
+ * the hidden units and the scores, read four to a load.
+ */
+struct infer_warp_mem {
+	uint4 px[INFER_IN / 16];
+	float x[INFER_IN];
+	float h[INFER_HID];
+	float s[16];
+};
+
+__device__ static inline struct infer_warp_mem *
+infer_warp_mem(void)
+{
+	__shared__ __align__(16) struct infer_warp_mem m[GNIO_CUDA_PERSISTENT_THREADS / 32];
+
+	return &m[(threadIdx.x / 32) % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
+}
+
 struct infer_h {
 	__host__ __device__ static uint16_t
 	packet(struct gnio_pkt *pkt, void *state)
@@ -304,12 +325,21 @@ struct infer_h {
 			}
 			v = (uint16_t)__shfl_sync(0xffffffffu, v, src);
 			if (v == 0) {
+				struct infer_warp_mem *wm = infer_warp_mem();
+
+				/* Lane j: pixels j and j + 32 as floats, for the warp (each converted once). */
+				if (lane == src)
 #pragma unroll
-				for (uint32_t w = 0; w < INFER_IN / 4; w++)
-					pw[w] = __shfl_sync(0xffffffffu, pw[w], src);
+					for (uint32_t w = 0; w < INFER_IN / 16; w++)
+						wm->px[w] = make_uint4(pw[4 * w], pw[4 * w + 1], pw[4 * w + 2], pw[4 * w + 3]);
+				__syncwarp();
+				wm->x[lane] = (float)((const uint8_t *)wm->px)[lane];
+				wm->x[lane + 32] = (float)((const uint8_t *)wm->px)[lane + 32];
+				__syncwarp();
 				/*
 				 * A chain of 64 dependent fmaf (the CPU's order): the
-				 * weights and inputs of 16 steps loaded ahead of them.
+				 * weights and inputs of 16 steps loaded ahead of them,
+				 * the inputs four to a load.
 				 */
 				h = st->t.b1[lane];
 #pragma unroll
@@ -317,32 +347,51 @@ struct infer_h {
 					float wv[16], xv[16];
 
 #pragma unroll
-					for (uint32_t i = 0; i < 16; i++) {
+					for (uint32_t i = 0; i < 16; i++)
 						wv[i] = st->t.w1t[i0 + i][lane];
-						xv[i] = (float)((pw[(i0 + i) / 4] >> (8 * ((i0 + i) % 4))) & 0xffu);
+#pragma unroll
+					for (uint32_t q = 0; q < 4; q++) {
+						float4 c = ((const float4 *)wm->x)[i0 / 4 + q];
+
+						xv[4 * q] = c.x;
+						xv[4 * q + 1] = c.y;
+						xv[4 * q + 2] = c.z;
+						xv[4 * q + 3] = c.w;
 					}
 #pragma unroll
 					for (uint32_t i = 0; i < 16; i++)
 						h = fmaf(wv[i], xv[i], h);
 				}
-				h = h > 0.0f ? h : 0.0f;
+				wm->h[lane] = h > 0.0f ? h : 0.0f;
+				__syncwarp();
 				s = st->t.b2[lane < INFER_OUT ? lane : 0];
 #pragma unroll
 				for (uint32_t j0 = 0; j0 < INFER_HID; j0 += 16) {
 					float wv[16], hv[16];
 
 #pragma unroll
-					for (uint32_t j = 0; j < 16; j++) {
-						hv[j] = __shfl_sync(0xffffffffu, h, j0 + j);
+					for (uint32_t j = 0; j < 16; j++)
 						wv[j] = st->t.w2t[j0 + j][lane < INFER_OUT ? lane : 0];
+#pragma unroll
+					for (uint32_t q = 0; q < 4; q++) {
+						float4 c = ((const float4 *)wm->h)[j0 / 4 + q];
+
+						hv[4 * q] = c.x;
+						hv[4 * q + 1] = c.y;
+						hv[4 * q + 2] = c.z;
+						hv[4 * q + 3] = c.w;
 					}
 #pragma unroll
 					for (uint32_t j = 0; j < 16; j++)
 						s = fmaf(wv[j], hv[j], s);
 				}
+				if (lane < INFER_OUT)
+					wm->s[lane] = s;
+				__syncwarp();
+				if (lane == src)
 #pragma unroll
-				for (uint32_t k = 0; k < INFER_OUT; k++)
-					score[k] = __shfl_sync(0xffffffffu, s, k);
+					for (uint32_t k = 0; k < INFER_OUT; k++)
+						score[k] = wm->s[k];
 				if (lane == src && fast) {
 					fast_load(infer_stage()[src], W);
 					fast_answer(W, infer_class(score), score);

@@ -50,6 +50,7 @@ struct itch_shm {
 	struct itch_msg ent[ITCH_BATCH];           /* the batch: message k has sequence number seq0 + k */
 	uint32_t evbits[ITCH_BATCH / 32];          /* message k changed a BBO: its event in itch_evs[k] */
 	uint32_t evpos[ITCH_BATCH / 32];           /* events before each word of evbits */
+	uint16_t mine[ITCH_MAX_SHARDS][32];        /* each shard warp's next entries of the batch */
 	/* Per packet of the stage (lane j's): fast-path candidate, its first message, count, entry. */
 	uint64_t pk_seq[32];
 	uint32_t pk_off[32], pk_end[32], pk_cnt[32], pk_ent[32];
@@ -143,12 +144,17 @@ warp_store(uint8_t *dst, const uint8_t *src, uint32_t len, uint32_t lane)
 		dst[k] = src[k];
 }
 
-/* Packet @p i of a ready item, its descriptor fetched again from host memory (first segment only). */
-__device__ static gnio_pkt
-itch_pkt(const gnio_item &it, uint32_t i)
+/* The packet descriptors of a ready item (read once an item: each read of host memory is a round trip). */
+__device__ static const gnio_comm_pkt *
+itch_pkt_list(const gnio_item &it)
 {
-	const gnio_comm_pkt *pl = (const gnio_comm_pkt *)__ldcv(
-			(const unsigned long long *)&it.q.items[it.slot].pkt_list);
+	return (const gnio_comm_pkt *)__ldcv((const unsigned long long *)&it.q.items[it.slot].pkt_list);
+}
+
+/* Packet @p i of a ready item (descriptors @p pl), fetched again from host memory (first segment only). */
+__device__ static gnio_pkt
+itch_pkt(const gnio_item &it, const gnio_comm_pkt *pl, uint32_t i)
+{
 	gnio_pkt pk;
 
 	pk.data = (uint8_t *)__ldcv((const unsigned long long *)&pl[i].addr);
@@ -337,21 +343,85 @@ itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 #endif
 }
 
-/* The order slot decoded message @p d names first (its home in the table), or NULL. */
-__device__ static const void *
-itch_home(const struct itch_book *b, const struct itch_msg &d)
+/* Bring the line at @p p into the SM's L1 (no value: nothing waits for it). */
+__device__ static inline void
+itch_prefetch(const void *p)
 {
-	if (d.status != ITCH_MSG_OK || d.type == 'R' || d.ref == 0)
-		return NULL;
-	return &b->orders[itch_hash64(d.ref) & (b->order_cap - 1)];
+	asm volatile("prefetch.global.L1 [%0];" : : "l"(p));
 }
 
-/* Shard warp: apply each batch's messages of its stocks, in order. */
+/*
+ * The lines lane 0's apply of decoded message @p d will walk, read ahead by
+ * another lane (read only, bounded, while nothing writes this shard's tables):
+ * the order it names and its level, that level's neighbours and index slot,
+ * the level an add goes to, the stock's best level. Each walk in the book's
+ * tables is a chain of dependent loads; lane 0 finds them in L1.
+ */
+__device__ static void
+itch_touch(const struct itch_book *b, const struct itch_msg &d)
+{
+	uint32_t m = b->order_cap - 1, lm = 2 * b->level_cap - 1, side = d.side;
+
+	if (d.status != ITCH_MSG_OK || d.ref == 0 || d.type == 'R')
+		return;
+	if (d.type == 'E' || d.type == 'C' || d.type == 'X' || d.type == 'D' || d.type == 'U') {
+		uint32_t i = itch_hash64(d.ref) & m;
+
+		for (uint32_t n = 0; n < 8; n++, i = (i + 1) & m) {
+			uint64_t r = b->orders[i].ref;
+			uint32_t l = b->orders[i].level;
+
+			if (r == 0)
+				return;                     /* not live: lane 0 counts it */
+			if (r != d.ref || l >= b->level_cap)
+				continue;
+			{
+				const struct itch_level *v = &b->levels[l];
+				uint32_t pv = v->prev, nx = v->next;
+
+				side = v->side;
+				if (pv < b->level_cap)
+					itch_prefetch(&b->levels[pv]);
+				if (nx < b->level_cap)
+					itch_prefetch(&b->levels[nx]);
+				itch_prefetch(&b->lindex[itch_hash64(itch_level_key(v->locate, v->side, v->price)) & lm]);
+			}
+			break;
+		}
+	}
+	{
+		uint32_t h = b->head[d.locate * 2u + (side & 1u)];
+
+		if (h < b->level_cap)
+			itch_prefetch(&b->levels[h]);
+	}
+	if (d.type == 'A' || d.type == 'F' || d.type == 'U') {
+		uint64_t key = itch_level_key(d.locate, side & 1u, d.price);
+		uint32_t s = itch_hash64(key) & lm;
+
+		itch_prefetch(&b->orders[itch_hash64(d.type == 'U' ? d.ref2 : d.ref) & m]);
+		for (uint32_t n = 0; n < 4; n++, s = (s + 1) & lm) {
+			uint32_t l = b->lindex[s];
+
+			if (l >= b->level_cap)
+				break;
+			if (itch_level_key(b->levels[l].locate, b->levels[l].side, b->levels[l].price) == key)
+				break;
+		}
+	}
+}
+
+/*
+ * Shard warp: apply each batch's messages of its stocks, in order, 32 at a
+ * time: lane q reads ahead the lines of the q-th (itch_touch()), then lane 0
+ * applies the 32.
+ */
 __device__ static void
 itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 {
 	struct itch_shm *sh = SHM;
 	struct itch_book *b = &f->book[me];
+	uint16_t *list = sh->mine[me];
 	uint32_t gen = 0;
 	uint64_t t0;
 
@@ -368,20 +438,30 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 		gen = g;
 		t0 = gnio_shm_dev_time_ns();
 		__threadfence_block();
-		for (uint32_t base = 0, n = sh->nent; base < n; base += 32) {
-			uint32_t k = base + lane, mask;
-			bool mine = k < n && sh->ent[k].shard == me;
+		for (uint32_t base = 0, n = sh->nent; base < n;) {
+			uint32_t got = 0;
 
-			if (mine) {
-				const void *home = itch_home(b, sh->ent[k]);
+			/* The next 32 entries of this shard (fewer at the batch's end), in order. */
+			while (got < 32 && base < n) {
+				uint32_t k = base + lane, mask, rank, take, rest;
+				bool mine = k < n && sh->ent[k].shard == me;
 
-				if (home != NULL)
-					asm volatile("prefetch.global.L1 [%0];" : : "l"(home));
+				mask = __ballot_sync(0xffffffffu, mine);
+				rank = __popc(mask & ((1u << lane) - 1));
+				take = min((uint32_t)__popc(mask), 32 - got);
+				if (mine && rank < take)
+					list[got + rank] = (uint16_t)k;
+				rest = __ballot_sync(0xffffffffu, mine && rank == take);
+				base = rest != 0 ? base + __ffs(rest) - 1 : base + 32;
+				got += take;
 			}
-			mask = __ballot_sync(0xffffffffu, mine);
+			__syncwarp();
+			if (lane < got)
+				itch_touch(b, sh->ent[list[lane]]);
+			__syncwarp();
 			if (lane == 0)
-				for (; mask != 0; mask &= mask - 1) {
-					uint32_t j = base + __ffs(mask) - 1;
+				for (uint32_t q = 0; q < got; q++) {
+					uint32_t j = list[q];
 					struct itch_event e;
 
 					if (itch_apply_msg(b, &sh->ent[j], sh->seq0 + j, &e) == 1)
@@ -452,6 +532,7 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 	uint8_t *stage = sh->stage;
 	gnio_item its[ITCH_MAX_QS];
 	uint32_t nq = min(l.nb_qs, ITCH_MAX_QS), quit = 0;
+	const gnio_comm_pkt *pl;
 	uint64_t rxt;
 
 	for (uint32_t q = 0; q < nq; q++)
@@ -471,6 +552,7 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 		rxt = gnio_item_rx_tsc(it);
 		if (lane == 0)
 			sh->mark = gnio_shm_dev_time_ns();
+		pl = itch_pkt_list(it);
 		/*
 		 * Up to 32 packets at a time, as many as the stage holds (one always
 		 * does): lane j reads packet base + j's descriptor, all at once.
@@ -480,7 +562,7 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 			gnio_pkt mine = {};
 
 			if (lane < cnt) {
-				mine = itch_pkt(it, base + lane);
+				mine = itch_pkt(it, pl, base + lane);
 				need = (mine.len + 15) & ~15u;
 			}
 			/* Where each goes in the stage: a prefix sum of the lengths. */
