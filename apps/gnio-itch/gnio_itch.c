@@ -438,14 +438,17 @@ main(int argc, char **argv)
 					"of the run\n", hot, 100.0 * (double)f->book[hot].messages / (double)t.messages,
 					f->book[hot].messages ? (double)f->book[hot].busy_ns / (double)f->book[hot].messages : 0.0,
 					100.0 * (double)f->book[hot].busy_ns / (double)(f->last_ns - f->first_ns));
-			if (f->rx_items != 0)
-				printf(APP ": receiver warp, %" PRIu64 " items, us an item: fetch %.2f, sequencing "
-						"and decoding %.2f, applying (the shards) %.2f, events %.2f, release %.2f\n",
-						f->rx_items, (double)f->rx_ns[ITCH_RX_FETCH] / 1e3 / (double)f->rx_items,
-						(double)f->rx_ns[ITCH_RX_SEQ] / 1e3 / (double)f->rx_items,
-						(double)f->rx_ns[ITCH_RX_APPLY] / 1e3 / (double)f->rx_items,
-						(double)f->rx_ns[ITCH_RX_EVENTS] / 1e3 / (double)f->rx_items,
-						(double)f->rx_ns[ITCH_RX_RELEASE] / 1e3 / (double)f->rx_items);
+			if (f->rx_items != 0) {
+				double k = 1e-3 / (double)f->rx_items;    /* ns summed -> us an item */
+
+				printf(APP ": receiver warp, %" PRIu64 " items, us an item: descriptors %.2f, packets "
+						"into shared memory %.2f, their checks %.2f, sequencing %.2f, decoding %.2f, "
+						"applying (the shards) %.2f, events %.2f, release %.2f\n", f->rx_items,
+						(double)f->rx_ns[ITCH_RX_DESC] * k, (double)f->rx_ns[ITCH_RX_STAGE] * k,
+						(double)f->rx_ns[ITCH_RX_FETCH] * k, (double)f->rx_ns[ITCH_RX_SEQ] * k,
+						(double)f->rx_ns[ITCH_RX_FILL] * k, (double)f->rx_ns[ITCH_RX_APPLY] * k,
+						(double)f->rx_ns[ITCH_RX_EVENTS] * k, (double)f->rx_ns[ITCH_RX_RELEASE] * k);
+			}
 		}
 		if (o.json != NULL) {
 			FILE *j = fopen(o.json, "w");

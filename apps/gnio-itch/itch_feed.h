@@ -43,8 +43,14 @@ enum itch_action {
 #define ITCH_REQ_HDR 42u
 #define ITCH_REQ_LEN (ITCH_REQ_HDR + ITCH_MOLD_HDR)
 
-/* The parts of the GPU receiver's time on an item (itch_feed.rx_ns). */
-enum { ITCH_RX_FETCH, ITCH_RX_SEQ, ITCH_RX_APPLY, ITCH_RX_EVENTS, ITCH_RX_RELEASE, ITCH_RX_PARTS };
+/*
+ * The parts of the GPU receiver's time on an item (itch_feed.rx_ns): its
+ * packets' descriptors, their bytes into shared memory, the checks of each
+ * copy (FETCH), sequencing, decoding the messages (FILL), the shards' apply,
+ * the events, the release.
+ */
+enum { ITCH_RX_FETCH, ITCH_RX_SEQ, ITCH_RX_APPLY, ITCH_RX_EVENTS, ITCH_RX_RELEASE, ITCH_RX_DESC, ITCH_RX_STAGE,
+	ITCH_RX_FILL, ITCH_RX_PARTS };
 
 struct itch_feed {
 	const struct gnio_event_ring *events;   /* where BBO changes go (NULL: nowhere) */

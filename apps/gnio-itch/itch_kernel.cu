@@ -192,6 +192,20 @@ shfl_pkt(const gnio_pkt &p, uint32_t from)
 	return r;
 }
 
+/*
+ * A nap of *@p ns, each the double of the last up to ITCH_NAP_MAX_NS: a warp
+ * that polls shared memory with short naps takes issue slots from the warps
+ * beside it on its scheduler (eight warps share one).
+ */
+#define ITCH_NAP_MAX_NS 2048u
+
+__device__ static inline void
+itch_nap(uint32_t *ns)
+{
+	__nanosleep(*ns);
+	*ns = min(*ns * 2, ITCH_NAP_MAX_NS);
+}
+
 /* Reserve up to @p want records of channel @p ev at once: the first; *@p got of them are ours. */
 __device__ static uint32_t
 itch_gpu_reserve(const struct gnio_event_ring *ev, uint32_t want, uint32_t *got)
@@ -240,8 +254,8 @@ itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
 			/* No add can be refused: every shard at once. */
 			__threadfence_block();
 			sh->gen = sh->gen + 1;
-			while (sh->done != ITCH_MAX_SHARDS)
-				__nanosleep(32);
+			for (uint32_t ns = 32; sh->done != ITCH_MAX_SHARDS;)
+				itch_nap(&ns);
 			sh->done = 0;
 			__threadfence_block();
 			f->live_orders = f->live_levels = 0;
@@ -429,8 +443,8 @@ itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
 		uint32_t g = gen;
 
 		if (lane == 0) {
-			while ((g = sh->gen) == gen && !sh->quit)
-				__nanosleep(32);
+			for (uint32_t ns = 32; (g = sh->gen) == gen && !sh->quit;)
+				itch_nap(&ns);
 		}
 		g = __shfl_sync(0xffffffffu, g, 0);
 		if (g == gen)
@@ -574,6 +588,8 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 					end += x;
 			}
 			at = end - need;
+			if (lane == 0)
+				itch_mark(f, ITCH_RX_DESC);
 			n = __popc(__ballot_sync(0xffffffffu, lane < cnt && end <= ITCH_STAGE));
 			if (lane < n) {
 				sh->pk_src[lane] = mine.data;
@@ -583,6 +599,8 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 			__syncwarp();
 			stage_fetch(n, lane);
 			__syncwarp();
+			if (lane == 0)
+				itch_mark(f, ITCH_RX_STAGE);
 			{
 				gnio_pkt staged = mine;
 
@@ -623,13 +641,19 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
 				full = __shfl_sync(0xffffffffu, full, 0);
 				__syncwarp();
 				if (r > k) {
-					uint32_t adds = lane >= k && lane < r ? itch_fill(f, lane) : 0;
+					uint32_t adds;
+
+					if (lane == 0)
+						itch_mark(f, ITCH_RX_SEQ);
+					adds = lane >= k && lane < r ? itch_fill(f, lane) : 0;
 
 					for (uint32_t d = 16; d > 0; d >>= 1)
 						adds += __shfl_xor_sync(0xffffffffu, adds, d);
 					if (lane == 0)
 						sh->adds += adds;
 					__syncwarp();
+					if (lane == 0)
+						itch_mark(f, ITCH_RX_FILL);
 				}
 				if (full) {
 					/* The next packet is in order but the batch is full: apply it, then go on. */
