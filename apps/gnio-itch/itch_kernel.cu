@@ -12,9 +12,10 @@
  *   apply go, in sequence order, into a batch in shared memory instead
  *   (ITCH_FEED_APPLY, itch_gpu_emit() below);
  * - warps 1 to 31 are the shards: at each batch, shard s's warp walks the
- *   batch, its lane 0 applying the messages of its stocks in order while the
- *   other lanes prefetch the order slots they name; a change of best bid or
- *   offer goes into the event slot of its message;
+ *   batch, its lane 0 applying the messages of its stocks in order, 32 at a
+ *   time, the other lanes first reading ahead the lines those 32 will walk
+ *   (itch_touch()); a change of best bid or offer goes into the event slot
+ *   of its message;
  * - warp 0 then pushes the batch's events in sequence order into the event
  *   channel (one reservation, every lane writing), and releases the item
  *   once all its packets are applied: its events are in host memory before
