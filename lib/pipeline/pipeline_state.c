@@ -9,6 +9,7 @@
  * too) everything is host memory.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -84,10 +85,34 @@ pl_state_free(struct gnio_pipeline *p)
 	p->state_size = 0;
 }
 
+/* Bytes of zeros copied at a time into a state made without initial contents. */
+#define ST_ZERO_CHUNK (1u << 20)
+
+/* Fill @p n bytes at @p dst (memory of st_ordinal() @p ord) from @p init, or with zeros. 0 or -errno. */
+static int
+st_fill(int ord, uint8_t *dst, const void *init, size_t n)
+{
+	uint8_t *zeros;
+	int ret = 0;
+
+	if (init != NULL)
+		return st_copy(ord, dst, init, n) != 0 ? -EIO : 0;
+	if (ord < 0)
+		return 0;              /* zero already (st_alloc: rte_zmalloc) */
+	/* A chunk of zeros at a time: a state as large as the memory left needs no second copy of itself. */
+	zeros = calloc(1, RTE_MIN(n, (size_t)ST_ZERO_CHUNK));
+	if (zeros == NULL)
+		return -ENOMEM;
+	for (size_t at = 0; at < n && ret == 0; at += ST_ZERO_CHUNK)
+		if (st_copy(ord, dst + at, zeros, RTE_MIN(n - at, (size_t)ST_ZERO_CHUNK)) != 0)
+			ret = -EIO;
+	free(zeros);
+	return ret;
+}
+
 int
 gnio_pipeline_state_alloc(struct gnio_pipeline *p, size_t size, const void *init)
 {
-	uint8_t *zeros = NULL;
 	int ret = 0;
 
 	if (p == NULL || size == 0 || pl_runs_builtin(p))
@@ -95,22 +120,15 @@ gnio_pipeline_state_alloc(struct gnio_pipeline *p, size_t size, const void *init
 	if (p->running)
 		return -EBUSY;
 	pl_state_free(p);
-	if (init == NULL) {
-		zeros = rte_zmalloc("gnio_state", size, 0);
-		if (zeros == NULL)
-			return -ENOMEM;
-		init = zeros;
-	}
 	for (uint16_t g = 0; g < p->nb_gpu && ret == 0; g++) {
 		int ord = st_ordinal(p, p->gpu[g].gpu_id);
 
 		p->gpu[g].state = st_alloc(ord, p->gpu[g].gpu_id, size);
 		if (p->gpu[g].state == NULL)
 			ret = -ENOMEM;
-		else if (st_copy(ord, p->gpu[g].state, init, size) != 0)
-			ret = -EIO;
+		else
+			ret = st_fill(ord, p->gpu[g].state, init, size);
 	}
-	rte_free(zeros);
 	if (ret != 0) {
 		pl_state_free(p);
 		return ret;

@@ -49,6 +49,7 @@ struct gnio_item {
 	uint32_t slot;       /**< its slot in the ring */
 	bool claimed;        /**< this warp holds seq */
 	bool ready;          /**< the item is READY: its packets may be read */
+	bool has_q;          /**< q is queue qi's view (read once: it lives in host memory) */
 	uint32_t nb;         /**< packets in the item (when ready) */
 	uint16_t rx_port;    /**< their RX port */
 	uint16_t tx_port;    /**< the port paired with it */
@@ -62,6 +63,20 @@ struct gnio_item {
  */
 __device__ __forceinline__ void
 gnio_item_init(gnio_item &it)
+{
+	it.claimed = false;
+	it.ready = false;
+	it.has_q = false;
+}
+
+/**
+ * Let a hold forget its item (after it was copied elsewhere, to be released
+ * from there) but keep its queue's view: its next gnio_item_wait() on the same
+ * queue claims the next item without reading the view from host memory again.
+ * @param it the hold
+ */
+__device__ __forceinline__ void
+gnio_item_forget(gnio_item &it)
 {
 	it.claimed = false;
 	it.ready = false;
@@ -86,8 +101,11 @@ gnio_item_wait(const gnio_cuda_launch &l, uint32_t qi, gnio_item &it, uint64_t t
 	uint64_t t0 = gnio_shm_dev_time_ns();
 	uint32_t seq = it.seq, res = 0;
 
-	it.q = gnio::load_q(l.qs[qi]);
-	it.qi = qi;
+	if (!it.has_q || it.qi != qi) {
+		it.q = gnio::load_q(l.qs[qi]);   /* (the view does not change while the kernel runs) */
+		it.qi = qi;
+		it.has_q = true;
+	}
 	if (!it.claimed) {
 		if (lane == 0)
 			seq = atomicAdd(&sy->claim, 1u);
