@@ -5,6 +5,7 @@ over the telemetry socket are each consistent (processed <= rx, tx + dropped <= 
 avail + in_use == size); dpdk-dumpcap (a secondary process, so it needs
 hugepages) captures packets of port 0 through rte_pdump. At exit the
 conservation law and the mempool level still hold."""
+import atexit
 import json
 import os
 import shutil
@@ -22,6 +23,17 @@ js = os.path.join(tmp, "out.json")
 proc = subprocess.Popen([TESTPMD, "-l", "0-1"] + eal_mem(prefix) + ["--vdev=net_null0", "--vdev=net_null1", "--",
                         "--forward-mode=macswap", "--duration=15", "--json=" + js],
                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def stop_primary():
+    """However this test ends: no primary left running (its hugepages would starve the tests after it)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+        cleanup_prefix(prefix)
+
+
+atexit.register(stop_primary)
 # 15 s: the reads below take about 5 on an idle machine, and ran past 7 on a busy one.
 time.sleep(2.5)
 
@@ -74,9 +86,16 @@ if have_hugepages() and shutil.which("dpdk-dumpcap"):
     cap = os.path.join(tmp, "cap.pcapng")
     # A secondary maps the primary's memory at the same addresses; under ASan (its shadow) the range
     # can be taken in the new process ("Cannot get a virtual area"): that is the machine, try again.
+    # Seen there too: a secondary that never starts capturing (killed after 30 s, then tried again).
     for attempt in range(3):
-        r = subprocess.run(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", "net_null0", "-c", "64", "-w", cap],
-                           capture_output=True, text=True, timeout=30)
+        try:
+            r = subprocess.run(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", "net_null0", "-c", "64", "-w", cap],
+                               capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired as e:
+            r = subprocess.CompletedProcess(e.cmd, -9, (e.stdout or b"").decode(errors="replace"),
+                                            (e.stderr or b"").decode(errors="replace") + "(timed out: killed)")
+            print("dpdk-dumpcap: captured nothing in 30 s; again (%d)" % (attempt + 1))
+            continue
         if "Cannot get a virtual area" not in r.stdout + r.stderr:
             break
         print("dpdk-dumpcap: its memory could not be mapped where the primary's is; again (%d)" % (attempt + 1))
