@@ -8,16 +8,23 @@
  * change of a stock's best bid or offer through the library's event channel;
  * the program drains them into --bbo-csv and writes --book-json at the end.
  * --consumer host (default): the CPU path; --consumer cuda-kernel: the GPU
- * path, the same code in its own kernel (itch_kernel.cu), state in GPU memory.
+ * path, its own kernel (itch_kernel.cu: the same receiver code, its own book
+ * in GPU memory, itch_pbook.h, applied a batch of messages at a time,
+ * itch_batch.h), state in GPU memory.
  * Usage: gnio-itch EAL-ARGS -- [--consumer host|cuda-kernel] [--gpu NAME]
  *        [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--shards N] [--rx-pps N]
- *        [--backpressure] [--events-udp IP:PORT] [--poll-us N]
- * --shards splits the book by stock locate (the GPU path: always ITCH_MAX_SHARDS,
- * one warp each); the results are the same with any number.
+ *        [--backpressure] [--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N]
+ * --shards splits the CPU path's book by stock locate; the results are the same
+ * with any number. The GPU path has its own book (itch_pbook.h), applied a batch
+ * of messages at a time by a block of threads (itch_batch.h, itch_kernel.cu).
  * --events-udp sends every BBO event as UDP to IP:PORT (from --local) on the
  * first port's own TX queue (itch_send.h).
+ * --gpu-blocks N: the GPU path's blocks (default ITCH_GPU_BLOCKS), each applying
+ * the stocks of its own (locate mod N), block 0 the receiver too.
+ * --stall-ms: how long an item may wait for the consumer before the run fails
+ * (the library's watchdog, 1000 ms; longer under a tool that slows the GPU down).
  * --rx-pps paces reception (packets/s) for latency runs; at the end the program
  * prints RX to completion per item (p50, p99): a packet's BBO events are in the
  * event ring, in host memory, before its item completes; and tick-to-event:
@@ -46,7 +53,8 @@
 #define APP "gnio-itch"
 
 struct opts {
-	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards, poll_us;
+	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards, poll_us, stall_ms;
+	uint32_t gpu_blocks;
 	uint32_t req_ip, local_ip, ev_ip;
 	uint16_t req_port, local_port, ev_port;
 	bool exit_at_end;
@@ -98,7 +106,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
 		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
 		{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
-		{ "poll-us", required_argument, NULL, 'Q' },
+		{ "poll-us", required_argument, NULL, 'Q' }, { "stall-ms", required_argument, NULL, 'W' },
+		{ "gpu-blocks", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -126,6 +135,8 @@ parse(int argc, char **argv, struct opts *o)
 		case 'p': o->max_pending = pow2("--max-pending", optarg); break;
 		case 'S': o->shards = num("--shards", optarg, 1, ITCH_MAX_SHARDS); break;
 		case 'Q': o->poll_us = num("--poll-us", optarg, 0, 1000000); break;
+		case 'W': o->stall_ms = num("--stall-ms", optarg, 1, 3600000); break;
+		case 'K': o->gpu_blocks = num("--gpu-blocks", optarg, 1, ITCH_GPU_MAX_BLOCKS); break;
 		case 'c':
 			if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda-kernel") != 0)
 				app_fail("--consumer=%s: host or cuda-kernel", optarg);
@@ -140,7 +151,7 @@ parse(int argc, char **argv, struct opts *o)
 					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
 					"[--max-pending N] [--shards N] [--rx-pps N] [--backpressure] "
-					"[--events-udp IP:PORT]\n");
+					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -148,13 +159,14 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
+	if (strcmp(o->consumer, "host") == 0 && o->gpu_blocks != 0)
+		app_fail("%s: the GPU path's (--consumer cuda-kernel)", "--gpu-blocks");
 	if (strcmp(o->consumer, "host") != 0) {
-		if (o->shards != 0 && o->shards != ITCH_MAX_SHARDS) {
-			fprintf(stderr, APP ": --shards=%u: the GPU path has %u (one warp each)\n", o->shards,
-					ITCH_MAX_SHARDS);
+		if (o->shards != 0) {
+			fprintf(stderr, APP ": --shards=%u: the CPU path's (the GPU path's book is not split)\n",
+					o->shards);
 			exit(2);
 		}
-		o->shards = ITCH_MAX_SHARDS;
 	} else if (o->shards == 0) {
 		o->shards = 1;
 	}
@@ -225,6 +237,41 @@ itch_packet(struct gnio_pkt *pk, void *state)
 GNIO_HANDLER_HOST(itch_handler, "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
 		itch_packet)
 
+/*
+ * What the GPU path's kernel timed: the receiver's parts of a round (us an
+ * item), the batch apply's phases (us a chunk, from the SM's cycles at the
+ * rate the kernel's run gives them).
+ */
+static void
+itch_gpu_report(const struct itch_state *st)
+{
+	static const char *const ph[ITCH_PH_COUNT] = { "ops", "sort", "orders", "order walk", "levels", "sort",
+		"sides", "side walk", "events", "push", "book", "one at a time", "rebuild", "waiting for the others" };
+	const struct itch_feed *f = &st->feed;
+	const struct itch_gpu *gp = &st->gpu;
+	double ghz = gp->ns != 0 ? (double)gp->cycles / (double)gp->ns : 0, k;
+
+	if (f->rx_items != 0) {
+		k = 1e-3 / (double)f->rx_items;        /* ns summed -> us an item */
+		printf(APP ": GPU receiver, %" PRIu64 " items, us an item: descriptors %.2f, packets into shared "
+				"memory %.2f, their checks %.2f, sequencing %.2f, decoding %.2f, applying %.2f, release "
+				"%.2f\n", f->rx_items, (double)f->rx_ns[ITCH_RX_DESC] * k,
+				(double)f->rx_ns[ITCH_RX_STAGE] * k, (double)f->rx_ns[ITCH_RX_FETCH] * k,
+				(double)f->rx_ns[ITCH_RX_SEQ] * k, (double)f->rx_ns[ITCH_RX_FILL] * k,
+				(double)f->rx_ns[ITCH_RX_APPLY] * k, (double)f->rx_ns[ITCH_RX_RELEASE] * k);
+	}
+	if (gp->chunks == 0 || ghz == 0)
+		return;
+	printf(APP ": GPU batch apply, %u blocks, %" PRIu64 " chunks of %.0f messages on average (%" PRIu64
+			" messages applied one at a time, %" PRIu64 " extra order-walk rounds in block 0, %" PRIu64
+			" index rebuilds), SM clock %.2f GHz, block 0's us a chunk:", gp->blocks, gp->chunks,
+			(double)gp->batch_msgs / (double)gp->chunks, gp->serial, gp->rounds, gp->rebuilds, ghz);
+	k = 1e-3 / ghz / (double)gp->chunks;       /* cycles summed -> us a chunk */
+	for (uint32_t i = 0; i < ITCH_PH_COUNT; i++)
+		printf("%s %s %.2f", i ? "," : "", ph[i], (double)gp->ph_cycles[i] * k);
+	printf("\n");
+}
+
 /* Tick-to-event: RX to drained, ns, the first TTE_MAX events' (sorted at the end). */
 #define TTE_MAX (1u << 22)
 static uint32_t *tte;
@@ -294,9 +341,11 @@ main(int argc, char **argv)
 	struct itch_state *st;
 	struct itch_sender tx;
 	struct opts o;
-	uint64_t t0, events = 0;
+	uint64_t t0, events = 0, feed_bytes;
 	uint16_t ports[RTE_MAX_ETHPORTS], nb;
+	uint32_t bcap;
 	size_t size;
+	bool gpu;
 	char err[256];
 	char **eal_argv;
 	FILE *bbo = NULL;
@@ -316,6 +365,8 @@ main(int argc, char **argv)
 	conf.ports.nb = nb;
 	conf.ports.nb_rxq = 1;               /* one queue: the feed in order */
 	conf.rx.rx_pps = o.rx_pps;
+	if (o.stall_ms != 0)
+		conf.consumer.stall_ms = o.stall_ms;
 	conf.ports.app_txq = o.ev_port != 0;   /* --events-udp: a TX queue of our own */
 	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
 	if (o.backpressure)
@@ -335,7 +386,11 @@ main(int argc, char **argv)
 	if (p == NULL)
 		app_fail("%s", err);
 	ev = gnio_pipeline_events_create(p, sizeof(struct itch_event), 1u << 16);
-	size = offsetof(struct itch_state, feed) + itch_feed_bytes(o.orders, o.levels, o.max_pending, o.shards);
+	/* The GPU path: its book and batch after the feed's tables (which then hold only its per-locate ones). */
+	gpu = strcmp(o.consumer, "host") != 0;
+	feed_bytes = (itch_feed_bytes(o.orders, o.levels, o.max_pending, o.shards) + 63) & ~(uint64_t)63;
+	bcap = itch_gpu_bcap(ITCH_GPU_STAGE, o.max_pending);
+	size = offsetof(struct itch_state, feed) + feed_bytes + (gpu ? itch_gpu_bytes(o.orders, o.levels, bcap) : 0);
 	st = aligned_alloc(64, (size + 63) & ~(size_t)63);
 	if (ev == NULL || st == NULL || gnio_pipeline_state_alloc(p, size, NULL) != 0)
 		app_fail("%s", "cannot make the book's state (--orders, --levels, --max-pending smaller?)");
@@ -346,6 +401,10 @@ main(int argc, char **argv)
 	itch_feed_init(&st->feed, (uintptr_t)gnio_pipeline_state(p, 0) + offsetof(struct itch_state, feed),
 			o.orders, o.levels, o.max_pending, o.shards, (uint64_t)o.gap_ms * 1000000,
 			gnio_events_ring(ev, 0));
+	if (gpu)
+		itch_gpu_layout(&st->gpu, (uint8_t *)&st->feed + feed_bytes, (uintptr_t)gnio_pipeline_state(p, 0) +
+				offsetof(struct itch_state, feed) + feed_bytes, o.orders, o.levels, bcap,
+				&st->feed.book[0]);
 	rte_eth_macaddr_get(ports[0], &mac);
 	request_headers(st->feed.req_hdr, &o, &mac);
 	if (gnio_pipeline_state_write(p, 0, 0, st, size) != 0)
@@ -359,10 +418,15 @@ main(int argc, char **argv)
 				o.ev_port) != 0)
 			app_fail("%s", "--events-udp: no TX queue or buffers for the events");
 	}
+#if GNIO_ITCH_CUDA
+	if (gpu && itch_kernel_set_blocks(o.gpu_blocks != 0 ? o.gpu_blocks : ITCH_GPU_BLOCKS) != 0)
+		app_fail("%s: more blocks than the GPU runs at once (its multiprocessors)", "--gpu-blocks");
+#endif
 	if (gnio_pipeline_start(p) != 0)
 		app_fail("cannot start: %s", gnio_pipeline_error(p));
-	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels in %u shard(s), gap timeout "
-			"%u ms, consumer %s\n", nb, o.udp_port, o.orders, o.levels, o.shards, o.gap_ms, o.consumer);
+	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels %s, gap timeout %u ms, consumer "
+			"%s\n", nb, o.udp_port, o.orders, o.levels, gpu ? "in GPU memory" : o.shards > 1 ? "in shards" :
+			"in one table", o.gap_ms, o.consumer);
 	fflush(stdout);
 	t0 = rte_get_timer_cycles();
 	{
@@ -413,6 +477,18 @@ main(int argc, char **argv)
 
 		itch_feed_rebase(f, d);
 		itch_feed_totals(f, &t);
+		if (gpu) {
+			/* The GPU path's book; what the receiver counted malformed on its own is in shard 0. */
+			struct itch_pbook *pb = &st->gpu.pb;
+
+			itch_pb_rebase(pb, d);
+			t.messages = pb->messages;
+			t.unknown_ref = pb->unknown_ref;
+			t.book_full = pb->book_full;
+			t.unknown_type = pb->unknown_type;
+			t.malformed = pb->malformed + f->book[0].malformed;
+			t.live_orders = pb->live_orders;
+		}
 		memcpy(c.session, f->session, 10);
 		printf(APP ": %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %"
 				PRIu64 " messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64
@@ -427,33 +503,13 @@ main(int argc, char **argv)
 			printf(APP ": %.3f s from the first packet to the last: %.2f M messages/s applied\n",
 					(double)(f->last_ns - f->first_ns) / 1e9,
 					(double)t.messages * 1e3 / (double)(f->last_ns - f->first_ns));
-		if (strcmp(o.consumer, "host") != 0 && t.messages != 0 && f->last_ns > f->first_ns) {
-			/* What bounds the GPU path: the shard with the most messages, applied one after another. */
-			uint32_t hot = 0;
-
-			for (uint32_t s = 1; s < f->nb_shards; s++)
-				if (f->book[s].messages > f->book[hot].messages)
-					hot = s;
-			printf(APP ": busiest shard %u: %.1f %% of the messages, %.0f ns a message, busy %.0f %% "
-					"of the run\n", hot, 100.0 * (double)f->book[hot].messages / (double)t.messages,
-					f->book[hot].messages ? (double)f->book[hot].busy_ns / (double)f->book[hot].messages : 0.0,
-					100.0 * (double)f->book[hot].busy_ns / (double)(f->last_ns - f->first_ns));
-			if (f->rx_items != 0) {
-				double k = 1e-3 / (double)f->rx_items;    /* ns summed -> us an item */
-
-				printf(APP ": receiver warp, %" PRIu64 " items, us an item: descriptors %.2f, packets "
-						"into shared memory %.2f, their checks %.2f, sequencing %.2f, decoding %.2f, "
-						"applying (the shards) %.2f, events %.2f, release %.2f\n", f->rx_items,
-						(double)f->rx_ns[ITCH_RX_DESC] * k, (double)f->rx_ns[ITCH_RX_STAGE] * k,
-						(double)f->rx_ns[ITCH_RX_FETCH] * k, (double)f->rx_ns[ITCH_RX_SEQ] * k,
-						(double)f->rx_ns[ITCH_RX_FILL] * k, (double)f->rx_ns[ITCH_RX_APPLY] * k,
-						(double)f->rx_ns[ITCH_RX_EVENTS] * k, (double)f->rx_ns[ITCH_RX_RELEASE] * k);
-			}
-		}
+		if (gpu)
+			itch_gpu_report(st);
 		if (o.json != NULL) {
 			FILE *j = fopen(o.json, "w");
 
-			if (j == NULL || itch_write_json(j, f->book, f->nb_shards, o.depth, &c) != 0 || fclose(j) != 0) {
+			if (j == NULL || (gpu ? itch_write_pjson(j, &st->gpu.pb, o.depth, &c) :
+					itch_write_json(j, f->book, f->nb_shards, o.depth, &c)) != 0 || fclose(j) != 0) {
 				fprintf(stderr, APP ": cannot write --book-json=%s\n", o.json);
 				ret = 1;
 			}

@@ -116,7 +116,6 @@ struct itch_book {
 	uint32_t live_levels;
 	uint32_t other_orders, other_levels;   /* live in the other shards (0 for a whole book) */
 	uint64_t messages, unknown_ref, book_full, unknown_type, malformed;
-	uint64_t busy_ns;            /* the GPU path: time its warp spent on batches */
 };
 
 /* Bytes of one shard's own tables: orders, levels and their index. */
@@ -161,7 +160,6 @@ itch_book_init_tables(struct itch_book *b, void *mem, uint32_t order_cap, uint32
 	b->free_level = 0;
 	b->live_orders = b->live_levels = b->other_orders = b->other_levels = 0;
 	b->messages = b->unknown_ref = b->book_full = b->unknown_type = b->malformed = 0;
-	b->busy_ns = 0;
 }
 
 /* Lay the per-locate tables out in @p mem (ITCH_LOCATE_BYTES), empty. */

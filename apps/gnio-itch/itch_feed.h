@@ -8,13 +8,14 @@
  * offer. Written once for the CPU and the GPU (GNIO_HD); its state is one
  * struct itch_feed with its tables after it, in the handler's state.
  *
- * The book is split into nb_shards shards by stock locate (locate %
- * nb_shards): the GPU path applies the shards at once, one warp each, and
- * the CPU path gives the same results with any number (itch_feed_apply_msg()
- * applies each message to its shard, counting every shard's live orders and
- * levels against the capacities). Where a message goes is ITCH_FEED_APPLY,
- * itch_feed_apply() unless the includer says otherwise (the GPU path hands
- * messages to its shards' warps).
+ * The CPU path's book can be split into nb_shards shards by stock locate
+ * (locate % nb_shards), with the same results with any number
+ * (itch_feed_apply_msg() applies each message to its shard, counting every
+ * shard's live orders and levels against the capacities). The GPU path has
+ * its own book (itch_pbook.h, applied a batch at a time: itch_batch.h) and no
+ * shard here (nb_shards 0: shard 0 holds only the per-locate tables). Where a
+ * message goes is ITCH_FEED_APPLY, itch_feed_apply() unless the includer says
+ * otherwise (the GPU path decodes it into the batch waiting to be applied).
  */
 #ifndef GNIO_ITCH_FEED_H
 #define GNIO_ITCH_FEED_H
@@ -24,7 +25,7 @@
 #include "itch_book.h"
 
 #define ITCH_PEND_BYTES 56u          /* the longest ITCH message (50) fits */
-#define ITCH_MAX_SHARDS 31u          /* the GPU path's shards: its warps but one */
+#define ITCH_MAX_SHARDS 31u          /* the CPU path's shards at most */
 
 #ifndef ITCH_FEED_APPLY
 #define ITCH_FEED_APPLY itch_feed_apply
@@ -44,13 +45,13 @@ enum itch_action {
 #define ITCH_REQ_LEN (ITCH_REQ_HDR + ITCH_MOLD_HDR)
 
 /*
- * The parts of the GPU receiver's time on an item (itch_feed.rx_ns): its
- * packets' descriptors, their bytes into shared memory, the checks of each
- * copy (FETCH), sequencing, decoding the messages (FILL), the shards' apply,
- * the events, the release.
+ * The parts of a round of the GPU path's receiver (itch_feed.rx_ns, itch_kernel.cu):
+ * its packets' descriptors, their bytes into shared memory, the checks of each
+ * copy (FETCH), sequencing, decoding the messages (FILL), the batch applied,
+ * the release of its items.
  */
-enum { ITCH_RX_FETCH, ITCH_RX_SEQ, ITCH_RX_APPLY, ITCH_RX_EVENTS, ITCH_RX_RELEASE, ITCH_RX_DESC, ITCH_RX_STAGE,
-	ITCH_RX_FILL, ITCH_RX_PARTS };
+enum { ITCH_RX_FETCH, ITCH_RX_SEQ, ITCH_RX_APPLY, ITCH_RX_RELEASE, ITCH_RX_DESC, ITCH_RX_STAGE, ITCH_RX_FILL,
+	ITCH_RX_PARTS };
 
 struct itch_feed {
 	const struct gnio_event_ring *events;   /* where BBO changes go (NULL: nowhere) */
@@ -77,7 +78,7 @@ struct itch_feed {
 	uint64_t rx_tsc;              /* when the packet being handled was received: events carry it */
 	/* The GPU path's receiver: items, and the time it spent on each part of them (ITCH_RX_*). */
 	uint64_t rx_items, rx_ns[ITCH_RX_PARTS];
-	uint32_t nb_shards;           /* books in use, 1 to ITCH_MAX_SHARDS */
+	uint32_t nb_shards;           /* books in use, 1 to ITCH_MAX_SHARDS (0: the GPU path's own) */
 	uint32_t live_orders, live_levels;   /* of all shards (itch_feed_apply keeps them) */
 	struct itch_book book[ITCH_MAX_SHARDS];   /* tables after this struct (itch_feed_bytes) */
 	uint64_t *pend_seq;           /* [max_pending]: the message held in slot s % max_pending */
@@ -100,12 +101,15 @@ itch_feed_bytes(uint32_t order_cap, uint32_t level_cap, uint32_t max_pending, ui
 GNIO_HD static inline void
 itch_feed_rebase(struct itch_feed *f, intptr_t delta)
 {
-	for (uint32_t s = 0; s < f->nb_shards; s++) {
+	/* (Shard 0 has the per-locate tables even when the feed has no shard of its own: the GPU path.) */
+	for (uint32_t s = 0; s < f->nb_shards || s == 0; s++) {
 		struct itch_book *b = &f->book[s];
 
-		b->orders = (struct itch_order *)((uint8_t *)b->orders + delta);
-		b->levels = (struct itch_level *)((uint8_t *)b->levels + delta);
-		b->lindex = (uint32_t *)((uint8_t *)b->lindex + delta);
+		if (s < f->nb_shards) {
+			b->orders = (struct itch_order *)((uint8_t *)b->orders + delta);
+			b->levels = (struct itch_level *)((uint8_t *)b->levels + delta);
+			b->lindex = (uint32_t *)((uint8_t *)b->lindex + delta);
+		}
 		b->head = (uint32_t *)((uint8_t *)b->head + delta);
 		b->names = (char (*)[8])((uint8_t *)b->names + delta);
 		b->seen = b->seen + delta;

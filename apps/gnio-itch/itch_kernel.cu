@@ -1,75 +1,494 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gnio-itch's GPU path: its own persistent kernel on gnio's per-item API
- * (consumer "cuda-kernel"), the book in GPU memory split into ITCH_MAX_SHARDS
- * shards by stock locate (itch_feed.h). One block of 32 warps:
+ * (consumer "cuda-kernel"), the book in GPU memory (itch_pbook.h), blocks of
+ * ITCH_THREADS threads (itch_kernel_set_blocks(), one a multiprocessor, all
+ * resident), barriers between their steps:
  *
- * - warp 0 takes the items of every queue in turn, copies an item's packets
- *   into shared memory (16 bytes a lane, every load in flight: each byte read
- *   from host memory one at a time would be a PCIe round trip), then its
- *   lane 0 runs the CPU path's per-packet code (itch_state.h: sequencing,
- *   gaps, held messages, re-requests) on each copy. The messages it would
- *   apply go, in sequence order, into a batch in shared memory instead
- *   (ITCH_FEED_APPLY, itch_gpu_emit() below);
- * - warps 1 to 31 are the shards: at each batch, shard s's warp walks the
- *   batch, its lane 0 applying the messages of its stocks in order, 32 at a
- *   time, the other lanes first reading ahead the lines those 32 will walk
- *   (itch_touch()); a change of best bid or offer goes into the event slot
- *   of its message;
- * - warp 0 then pushes the batch's events in sequence order into the event
- *   channel (one reservation, every lane writing), and releases the item
- *   once all its packets are applied: its events are in host memory before
- *   it completes.
+ * - block 0 is the receiver: its warp 0 takes the ready items of every queue
+ *   (as many packets as a round holds), and their packets' descriptors are
+ *   read, a thread a packet; the packets are copied into shared memory (a
+ *   window of them at a time), 16 bytes a thread a load, all loads in flight
+ *   (each read of host memory is a PCIe round trip); each packet is checked by
+ *   its own thread (the feed's, whole, of the session followed?);
+ * - thread 0 sequences the window: the runs of packets that are next in order
+ *   are taken as they are (their messages' places in the batch from a prefix
+ *   sum), any other packet goes through the CPU path's own code (itch_state.h:
+ *   gaps, held messages, re-requests, duplicates, other sessions), whose
+ *   messages it decodes into the batch itself (ITCH_FEED_APPLY,
+ *   itch_gpu_emit() below); then every thread decodes a message of the taken
+ *   packets, sets the verdicts, and writes a re-request back to its packet;
+ * - once the batch holds a chunk (or at the round's end), every block applies
+ *   it, chunk by chunk (itch_batch.h: the same events and book as one message
+ *   at a time), block b the stocks of locates b mod the blocks: the busiest
+ *   stock's block bounds a chunk, not all of them. The blocks meet at a
+ *   barrier of the grid when a chunk's events are made and its pool entries
+ *   freed (block 0 then pushes the events into the event channel, in sequence
+ *   order, with one reservation), and when the chunk is done. Messages that no
+ *   chunk takes (an add soon that a full book could refuse) are applied one at
+ *   a time by block 0's thread 0, the others waiting;
+ * - block 0 releases the items: their events are in host memory first.
  *
- * Built with loads cached (not -dlcm=cv): each shard's tables stay in the
- * SM's L1, and host memory (descriptors, packets) is read only through
- * __ldcv (fetch again), the queue's status through gnio_item.cuh's own loads.
- *
- * The shards apply a batch at once only when no add in it can be refused
- * (the live orders and levels of all shards, plus the batch's adds, below
- * the capacities); otherwise warp 0's lane 0 applies it alone, in order,
- * as the CPU path does: the same refusals, the same files.
+ * Built with loads of device memory from L2 (-dlcm=cg): the blocks write the
+ * book on other multiprocessors, whose L1 is not coherent with it. Host memory
+ * (descriptors, packets) is read only through __ldcv (fetch again), the
+ * queues' status through gnio_item.cuh's own loads.
  */
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_scan.cuh>
+
 #include <gnio/device/gnio_item.cuh>
 
 struct itch_feed;
 
-/* Where the receiver's messages go on the GPU: the batch (defined below). */
+/* Where the receiver's slow path puts a message on the GPU: the batch (below). */
 __host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq);
 #define ITCH_FEED_APPLY itch_gpu_emit
 
 #include "itch_state.h"
 
-#define ITCH_WARPS (ITCH_MAX_SHARDS + 1)
-#define ITCH_STAGE 65536u   /* bytes of shared memory for the packets of an item (one always fits) */
-#define ITCH_BATCH 512u     /* messages a batch (a small batch leaves the SM more L1) */
+#ifndef ITCH_THREADS
+#define ITCH_THREADS 1024u   /* (a build may choose another, for measurements) */
+#endif
+#define ITCH_STAGE ITCH_GPU_STAGE
+#define ITCH_PK_MAX 512u     /* packets of a round */
+#define ITCH_IT_MAX 32u      /* items of a round */
 #define ITCH_MAX_QS 8u
 
+/* A packet of the round. */
+#define ITCH_PK_CAND 1u      /* the feed's, whole, of the session: next in order, maybe */
+#define ITCH_PK_BACK 4u      /* a re-request was written over its copy: back to host memory */
+
+/* Sorts of a chunk's keys: the smaller when they fit. */
+typedef cub::BlockRadixSort<uint32_t, ITCH_THREADS, ITCH_B_OPS / ITCH_THREADS> itch_sort;
+typedef cub::BlockRadixSort<uint32_t, ITCH_THREADS, ITCH_B_OPS / ITCH_THREADS / 2> itch_sort_half;
+typedef cub::BlockScan<uint32_t, ITCH_THREADS> itch_scan;
+
 /* The block's shared memory (dynamic). */
-struct itch_shm {
-	uint8_t stage[ITCH_STAGE];                 /* the packets being read */
-	struct itch_msg ent[ITCH_BATCH];           /* the batch: message k has sequence number seq0 + k */
-	uint32_t evbits[ITCH_BATCH / 32];          /* message k changed a BBO: its event in itch_evs[k] */
-	uint32_t evpos[ITCH_BATCH / 32];           /* events before each word of evbits */
-	uint16_t mine[ITCH_MAX_SHARDS][32];        /* each shard warp's next entries of the batch */
-	/* Per packet of the stage (lane j's): fast-path candidate, its first message, count, entry. */
-	uint64_t pk_seq[32];
-	uint32_t pk_off[32], pk_end[32], pk_cnt[32], pk_ent[32];
-	const uint8_t *pk_src[32];                 /* the packet in host memory, where in the stage, bytes */
-	uint32_t pk_at[32], pk_len[32];
-	uint64_t seq0;
-	uint32_t nent, adds;
-	uint32_t ev_first, ev_taken;               /* the batch's records in the channel */
-	volatile uint32_t gen, done, quit;         /* warp 0 -> shards: a batch; shards -> warp 0 */
-	uint64_t mark;                             /* the receiver's clock: when its last part ended */
-	uint64_t rx_tsc;                           /* the item's RX time, for its events */
+struct itch_kshm {
+	union {
+		uint8_t stage[ITCH_STAGE];           /* a window of packets */
+		struct itch_bshm b;                  /* the batch apply's, between windows */
+	} u;
+	/* The round's items (warp 0 writes them). */
+	const gnio_comm_pkt *it_pl[ITCH_IT_MAX];
+	uint16_t *it_verd[ITCH_IT_MAX];          /* each item's verdicts */
+	uint64_t it_tsc[ITCH_IT_MAX];            /* its RX time */
+	uint32_t it_first[ITCH_IT_MAX + 1];      /* its first packet in the round's */
+	uint16_t it_rx[ITCH_IT_MAX], it_tx[ITCH_IT_MAX];
+	/* The round's packets. */
+	const uint8_t *pk_src[ITCH_PK_MAX];      /* in host memory */
+	uint64_t pk_seq[ITCH_PK_MAX];            /* a candidate's first sequence number, */
+	uint32_t pk_len[ITCH_PK_MAX];
+	uint32_t pk_at[ITCH_PK_MAX];             /* where in the stage */
+	uint32_t pk_off[ITCH_PK_MAX];            /* its MoldUDP64 payload there, its end, */
+	uint32_t pk_end[ITCH_PK_MAX];
+	uint32_t pk_cnt[ITCH_PK_MAX];            /* its messages, */
+	uint32_t pk_cum[ITCH_PK_MAX + 1];        /* the window's candidates' messages before each */
+	uint16_t pk_verd[ITCH_PK_MAX];
+	uint8_t pk_item[ITCH_PK_MAX];
+	uint8_t pk_flag[ITCH_PK_MAX];            /* ITCH_PK_* */
+	uint8_t pk_next[ITCH_PK_MAX];            /* a candidate that starts where the candidate before it ends */
+	/* The window's runs of packets taken as they are: first, end, their messages' place in the batch. */
+	uint32_t run_lo[ITCH_PK_MAX], run_hi[ITCH_PK_MAX], run_base[ITCH_PK_MAX];
+	uint32_t nruns;
+	typename itch_scan::TempStorage rx_scan;   /* (the batch's scratch is where the stage is) */
+	uint32_t nit, npk, quit, w1, nent, nent0, cur_item, ck_n, crowded;
+	uint32_t ev_first, ev_got, ev_cons;      /* a chunk's events in the channel; consumed as last read */
+	struct gnio_event_ring evr;              /* the event channel's view, read once */
+	uint64_t mark;                           /* thread 0's clock: when the last part ended */
+	uint64_t cyc[ITCH_PH_COUNT], tk;         /* thread 0's: SM cycles in each phase; the last step's end */
+	uint32_t gen;                            /* this block's chunks (itch_bctx.gen) */
+	uint32_t sruns;                          /* runs of messages applied one at a time (every block's) */
 };
 
-extern __shared__ __align__(16) uint8_t itch_smem[];
-#define SHM ((struct itch_shm *)itch_smem)
+static_assert(sizeof(itch_sort::TempStorage) <= sizeof(((struct itch_bshm *)0)->u.sort_tmp) &&
+	sizeof(itch_sort_half::TempStorage) <= sizeof(((struct itch_bshm *)0)->u.sort_tmp),
+	"the sorts' scratch fits where the grouping table was");
+static_assert(sizeof(itch_scan::TempStorage) <= sizeof(((struct itch_bshm *)0)->u.sort_tmp),
+	"the scan's scratch fits where the grouping table was");
+static_assert(sizeof(struct itch_kshm) <= 227 * 1024, "a block's shared memory");
+static_assert(ITCH_PK_MAX <= 65536 && ITCH_IT_MAX <= 256, "packet and item numbers");
 
-/* The events of the batch, by message (written by the shards, pushed by warp 0). */
-__device__ static __align__(16) struct itch_event itch_evs[ITCH_BATCH];
+extern __shared__ __align__(16) uint8_t itch_smem[];
+#define SHM ((struct itch_kshm *)itch_smem)
+
+/* Thread 0: the time since the last mark was part @p part of the receiver's (itch_feed.rx_ns). */
+__device__ static void
+itch_mark(struct itch_feed *f, uint32_t part)
+{
+	uint64_t now = gnio_shm_dev_time_ns();
+
+	f->rx_ns[part] += now - SHM->mark;
+	SHM->mark = now;
+}
+
+/* The state a feed is in. */
+__device__ static inline struct itch_state *
+itch_state_of(struct itch_feed *f)
+{
+	return (struct itch_state *)((uint8_t *)f - offsetof(struct itch_state, feed));
+}
+
+/*
+ * The receiver's slow path (itch_state.h's code on thread 0): message @p m of
+ * @p n bytes, sequence number @p seq, decoded into the batch, with the RX
+ * time of the packet being handled.
+ */
+__host__ __device__ static void
+itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
+{
+#ifdef __CUDA_ARCH__
+	struct itch_gpu *gp = &itch_state_of(f)->gpu;
+	uint32_t k = SHM->nent++;
+
+	itch_decode(m, n, &gp->ent[k]);
+	gp->seq[k] = seq;
+	gp->tsc[k] = SHM->it_tsc[SHM->cur_item];
+	gp->moff[k] = ~0u;          /* decoded here */
+#else
+	(void)f;
+	(void)m;
+	(void)n;
+	(void)seq;
+#endif
+}
+
+/*
+ * Warp 0: the round's items, from each queue in turn, as many as ITCH_PK_MAX
+ * packets hold (the first waits, the others must be ready): their descriptor
+ * lists, RX times and verdict arrays for every thread. sh->quit once every
+ * queue has said so and nothing is left.
+ */
+__device__ __noinline__ static void
+itch_collect(const gnio_cuda_launch &l, gnio_item *cur, gnio_item *hold, uint32_t nq, uint32_t *qdone, uint32_t lane)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t nit = 0, npk = 0;
+
+	for (uint32_t q = 0; q < nq; q++) {
+		while (nit < ITCH_IT_MAX && !(*qdone >> q & 1)) {
+			gnio_item &it = cur[q];
+
+			if (gnio_item_wait(l, q, it, nit != 0 ? 0 : nq > 1 ? 2000 : 200000) == GNIO_ITEM_QUIT) {
+				*qdone |= 1u << q;
+				break;
+			}
+			if (!it.ready || (nit != 0 && npk + it.nb > ITCH_PK_MAX))
+				break;          /* (its claim kept for the next round) */
+			hold[nit++] = it;
+			npk += it.nb;
+			gnio_item_forget(it);       /* (released from hold[]; the queue's view kept) */
+		}
+	}
+	for (uint32_t k = lane; k < nit; k += 32) {
+		const gnio_item &it = hold[k];
+
+		sh->it_pl[k] = (const gnio_comm_pkt *)__ldcv((const unsigned long long *)&it.q.items[it.slot].pkt_list);
+		sh->it_tsc[k] = gnio_item_rx_tsc(it);
+		sh->it_verd[k] = it.q.verdicts + (size_t)it.slot * it.q.max_pkts;
+		sh->it_rx[k] = it.rx_port;
+		sh->it_tx[k] = it.tx_port;
+	}
+	if (lane == 0) {
+		uint32_t at = 0;
+
+		for (uint32_t k = 0; k < nit; k++) {
+			sh->it_first[k] = at;
+			at += hold[k].nb;
+		}
+		sh->it_first[nit] = at;
+		sh->nit = nit;
+		sh->npk = npk;
+		sh->quit = nit == 0 && *qdone == (1u << nq) - 1;
+	}
+}
+
+/* Packet @p k of the round: its item, its address and length (its first segment), from host memory. */
+__device__ __noinline__ static void
+itch_desc(uint32_t k)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t it = 0, i;
+	const gnio_comm_pkt *pl;
+
+	while (k >= sh->it_first[it + 1])
+		it++;
+	i = k - sh->it_first[it];
+	pl = sh->it_pl[it];
+	sh->pk_item[k] = (uint8_t)it;
+	sh->pk_src[k] = (const uint8_t *)__ldcv((const unsigned long long *)&pl[i].addr);
+	sh->pk_len[k] = (uint32_t)__ldcv((const unsigned long long *)&pl[i].size);
+	sh->pk_flag[k] = 0;
+}
+
+/* Thread 0: the packets from @p w0 that the stage holds (one at least), their places in it; the window's end. */
+__device__ static void
+itch_window(uint32_t w0, uint32_t npk)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t k = w0, at = 0;
+
+	for (; k < npk; k++) {
+		uint32_t need = (sh->pk_len[k] + 15) & ~15u;
+
+		if (k > w0 && at + need > ITCH_STAGE)
+			break;
+		sh->pk_at[k] = at;
+		at += need;
+	}
+	sh->w1 = k;
+}
+
+/*
+ * The window's packets into the stage by every thread, 16 bytes a load, all
+ * in flight. A packet that starts 16-byte aligned is read in whole 16-byte
+ * blocks (its last block's bytes past its end are in the same block of its
+ * buffer); another byte by byte.
+ */
+__device__ __noinline__ static void
+itch_stage_fetch(uint32_t w0, uint32_t w1, uint32_t tid)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t chunks = (sh->pk_at[w1 - 1] + ((sh->pk_len[w1 - 1] + 15) & ~15u)) / 16;
+
+	for (uint32_t c0 = 0; c0 < chunks; c0 += ITCH_THREADS * 4) {
+		uint4 v[4];
+		uint32_t k[4];
+
+		for (uint32_t u = 0; u < 4; u++) {
+			uint32_t c = c0 + u * ITCH_THREADS + tid, at = c * 16, lo = w0, hi = w1 - 1;
+
+			k[u] = ~0u;
+			if (c >= chunks)
+				continue;
+			while (lo < hi) {            /* the last packet that starts at or before this block */
+				uint32_t mid = (lo + hi + 1) / 2;
+
+				if (sh->pk_at[mid] <= at)
+					lo = mid;
+				else
+					hi = mid - 1;
+			}
+			k[u] = lo;
+			if (((uintptr_t)sh->pk_src[lo] & 15) == 0)
+				v[u] = __ldcv((const uint4 *)(sh->pk_src[lo] + (at - sh->pk_at[lo])));
+		}
+		for (uint32_t u = 0; u < 4; u++) {
+			uint32_t at = (c0 + u * ITCH_THREADS + tid) * 16, off;
+			const uint8_t *src;
+
+			if (k[u] == ~0u)
+				continue;
+			off = at - sh->pk_at[k[u]];
+			src = sh->pk_src[k[u]];
+			if (((uintptr_t)src & 15) == 0) {
+				*(uint4 *)(sh->u.stage + at) = v[u];
+			} else {
+				for (uint32_t b = 0; b < 16 && off + b < sh->pk_len[k[u]]; b++)
+					sh->u.stage[at + b] = __ldcv(src + off + b);
+			}
+		}
+	}
+}
+
+/* Packet @p k of the stage as the packet functions see it. */
+__device__ static gnio_pkt
+itch_staged(uint32_t k)
+{
+	struct itch_kshm *sh = SHM;
+	gnio_pkt pk;
+
+	pk.data = sh->u.stage + sh->pk_at[k];
+	pk.len = sh->pk_len[k];
+	pk.pkt_len = sh->pk_len[k];
+	pk.rx_port = sh->it_rx[sh->pk_item[k]];
+	pk.tx_port = sh->it_tx[sh->pk_item[k]];
+	pk.nb_segs = 0;
+	pk.rsvd = 0;
+	pk.segs = NULL;
+	return pk;
+}
+
+/*
+ * Packet @p k, in the stage: is it a fast-path candidate (the feed's, well
+ * formed, of the followed session, 1 to 0xfffe messages all there)? Its
+ * sequence number, payload and count.
+ */
+__device__ __noinline__ static void
+itch_check(const struct itch_state *st, uint32_t k)
+{
+	struct itch_kshm *sh = SHM;
+	gnio_pkt pk = itch_staged(k);
+	uint32_t off, len, count;
+	const uint8_t *p;
+	uint64_t seq;
+
+	if (itch_payload(st, &pk, &off, &len) != 0)
+		return;
+	p = pk.data + off;
+	if (!itch_feed_whole(&st->feed, p, len, &seq, &count))
+		return;
+	sh->pk_seq[k] = seq;
+	sh->pk_off[k] = (uint32_t)(p - sh->u.stage);
+	sh->pk_end[k] = (uint32_t)(p - sh->u.stage) + len;
+	sh->pk_cnt[k] = count;
+	sh->pk_flag[k] = ITCH_PK_CAND;
+}
+
+/*
+ * Every thread, after the checks: which candidates continue the one before
+ * them (pk_next), and each candidate's messages' place among the
+ * window's (pk_cum: a prefix sum of their counts).
+ */
+__device__ __noinline__ static void
+itch_links(uint32_t w0, uint32_t w1, uint32_t tid)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t k = w0 + tid, n = 0, cum, tot;
+
+	static_assert(ITCH_PK_MAX <= ITCH_THREADS, "a packet a thread");
+	if (k < w1) {
+		uint32_t cand = sh->pk_flag[k] & ITCH_PK_CAND;
+
+		n = cand ? sh->pk_cnt[k] : 0;
+		sh->pk_next[k] = cand && k > w0 && (sh->pk_flag[k - 1] & ITCH_PK_CAND) &&
+			sh->pk_seq[k] == sh->pk_seq[k - 1] + sh->pk_cnt[k - 1];
+	}
+	itch_scan(sh->rx_scan).ExclusiveSum(n, cum, tot);
+	if (k < w1)
+		sh->pk_cum[k] = cum;
+	if (tid == 0)
+		sh->pk_cum[w1] = tot;
+}
+
+/*
+ * Thread 0: the window's packets in order, as the receiver takes them: each
+ * run of candidates that are next in order taken at once (the run, its
+ * messages' place in the batch), any other packet through itch_state.h's
+ * code (its messages decoded into the batch by itch_gpu_emit()).
+ */
+__device__ __noinline__ static void
+itch_sequence(struct itch_state *st, uint32_t w0, uint32_t w1)
+{
+	struct itch_kshm *sh = SHM;
+	struct itch_feed *f = &st->feed;
+
+	sh->nruns = 0;
+	for (uint32_t k = w0; k < w1;) {
+		if ((sh->pk_flag[k] & ITCH_PK_CAND) && itch_feed_in_order(f, sh->pk_seq[k], sh->pk_cnt[k])) {
+			uint32_t r = k + 1, q = sh->nruns++;
+
+			while (r < w1 && sh->pk_next[r])
+				r++;
+			sh->run_lo[q] = k;
+			sh->run_hi[q] = r;
+			sh->run_base[q] = sh->nent - sh->pk_cum[k];     /* (mod 2^32) */
+			sh->nent += sh->pk_cum[r] - sh->pk_cum[k];
+			itch_feed_take(f, r - k, sh->pk_seq[r - 1] + sh->pk_cnt[r - 1], gnio_shm_dev_time_ns());
+			k = r;
+			continue;
+		}
+		{
+			gnio_pkt p = itch_staged(k);
+			uint16_t v;
+
+			sh->cur_item = sh->pk_item[k];
+			v = itch_on_packet(st, &p, gnio_shm_dev_time_ns());
+			sh->pk_verd[k] = v;
+			if (!gnio_verdict_is_drop(v))
+				sh->pk_flag[k] |= ITCH_PK_BACK;
+		}
+		k++;
+	}
+}
+
+/* The run of taken packets that packet @p k is in, or ~0u. */
+__device__ static uint32_t
+itch_run_of(uint32_t k)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t lo = 0, hi = sh->nruns;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (sh->run_hi[mid] <= k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < sh->nruns && sh->run_lo[lo] <= k ? lo : ~0u;
+}
+
+/*
+ * Packet @p k after sequencing: a taken one's messages given their places in
+ * the batch (where each is in the stage, its sequence number, RX time); its
+ * verdict; a re-request written over its copy back to host memory.
+ */
+__device__ __noinline__ static void
+itch_fill(struct itch_gpu *gp, uint32_t k)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t flag = sh->pk_flag[k], it = sh->pk_item[k], run = itch_run_of(k);
+
+	if (run != ~0u) {
+		uint32_t len = sh->pk_end[k] - sh->pk_off[k], at = ITCH_MOLD_HDR, n;
+		uint32_t e = sh->run_base[run] + sh->pk_cum[k];
+		const uint8_t *p = sh->u.stage + sh->pk_off[k], *m;
+		uint64_t tsc = sh->it_tsc[it], seq = sh->pk_seq[k];
+
+		for (uint32_t q = 0; q < sh->pk_cnt[k]; q++, e++) {
+			gp->moff[e] = sh->pk_off[k] + at;
+			gp->seq[e] = seq + q;
+			gp->tsc[e] = tsc;
+			itch_mold_next(p, len, &at, &m, &n);    /* (all there: itch_check() saw them) */
+		}
+		sh->pk_verd[k] = gnio_verdict_drop(GNIO_DROP_HANDLER);
+	}
+	if (flag & ITCH_PK_BACK) {
+		uint8_t *dst = (uint8_t *)sh->pk_src[k];
+
+		for (uint32_t b = 0; b < sh->pk_len[k]; b++)
+			dst[b] = sh->u.stage[sh->pk_at[k] + b];
+	}
+	sh->it_verd[it][k - sh->it_first[it]] = sh->pk_verd[k];
+}
+
+/* Message @p e of the batch, when it is a taken packet's: decoded from the stage. */
+__device__ __noinline__ static void
+itch_decode_at(struct itch_gpu *gp, uint32_t e)
+{
+	uint32_t off = gp->moff[e];
+	const uint8_t *m = SHM->u.stage + off;
+
+	if (off != ~0u)
+		itch_decode(m + 2, itch_be16(m), &gp->ent[e]);
+}
+
+/* Thread 0: reserve @p want records of channel @p ev; the first; *@p got of them are ours. */
+__device__ static uint32_t
+itch_reserve(const struct gnio_event_ring *ev, uint32_t want, uint32_t *got)
+{
+	struct itch_kshm *sh = SHM;
+
+	for (;;) {
+		uint32_t r = gnio_shm_dev_gpu_peek(ev->reserve), room = ev->mask + 1 - (r - sh->ev_cons), k;
+
+		if (room < want) {
+			/* (consumed is read again, a PCIe round trip, only when the room seen is short) */
+			sh->ev_cons = gnio_shm_dev_flag_load(ev->consumed);
+			room = ev->mask + 1 - (r - sh->ev_cons);
+		}
+		k = min(want, room);
+		if (atomicCAS(ev->reserve, r, r + k) == r) {
+			if (k < want)
+				atomicAdd(ev->dropped, want - k);
+			*got = k;
+			return r;
+		}
+	}
+}
 
 /* Record @p e into the channel at @p dst: 16 bytes a store where it can be (each store a PCIe write). */
 __device__ static void
@@ -83,640 +502,454 @@ itch_put(uint8_t *dst, const struct itch_event *e, uint32_t size)
 	}
 }
 
-/*
- * Copy the @p n packets of the packet table (pk_src, pk_at, pk_len) into the
- * stage with the 32 lanes, 16 bytes a load, every packet at once: 8 loads a
- * lane in flight, a few PCIe round trips for the lot instead of one a packet.
- * A packet that starts 16-byte aligned is read in whole 16-byte blocks (its
- * last block's bytes past its end are in the same block of its buffer).
- */
-__device__ static void
-stage_fetch(uint32_t n, uint32_t lane)
+/* Messages of a chunk a thread (itch_push()). */
+#define ITCH_MPT (ITCH_B_CHUNK / ITCH_THREADS)
+static_assert(ITCH_MPT >= 1 && ITCH_MPT * ITCH_THREADS == ITCH_B_CHUNK, "a chunk's messages over the threads");
+
+/* A chunk's events into the channel, in sequence order, by every thread (ITCH_MPT messages each). */
+__device__ __noinline__ static void
+itch_push(struct itch_bctx cv, struct itch_feed *f, uint32_t tid)
 {
-	struct itch_shm *sh = SHM;
-	uint32_t chunks = (sh->pk_at[n - 1] + ((sh->pk_len[n - 1] + 15) & ~15u)) / 16;
+	const struct itch_bctx *c = &cv;
+	struct itch_kshm *sh = SHM;
+	const struct gnio_event_ring *ev = f->events != NULL ? &sh->evr : NULL;
+	uint32_t flag[ITCH_MPT], pos[ITCH_MPT], tot, first, got;
 
-	for (uint32_t c0 = 0; c0 < chunks; c0 += 32 * 8) {
-		uint4 v[8];
-		uint32_t at[8], k[8];
+	for (uint32_t u = 0; u < ITCH_MPT; u++) {
+		uint32_t i = ITCH_MPT * tid + u;
 
-		for (uint32_t u = 0; u < 8; u++) {
-			uint32_t c = c0 + u * 32 + lane, lo = 0, hi = n - 1;
-
-			at[u] = c * 16;
-			k[u] = ~0u;
-			if (c >= chunks)
-				continue;
-			while (lo < hi) {            /* the last packet that starts at or before this block */
-				uint32_t mid = (lo + hi + 1) / 2;
-
-				if (sh->pk_at[mid] <= at[u])
-					lo = mid;
-				else
-					hi = mid - 1;
-			}
-			k[u] = lo;
-			if (((uintptr_t)sh->pk_src[lo] & 15) == 0)
-				v[u] = __ldcv((const uint4 *)(sh->pk_src[lo] + (at[u] - sh->pk_at[lo])));
-		}
-		for (uint32_t u = 0; u < 8; u++) {
-			const uint8_t *src;
-			uint32_t off;
-
-			if (k[u] == ~0u)
-				continue;
-			off = at[u] - sh->pk_at[k[u]];
-			src = sh->pk_src[k[u]];
-			if (((uintptr_t)src & 15) == 0) {
-				*(uint4 *)(sh->stage + at[u]) = v[u];
-			} else {
-				for (uint32_t b = 0; b < 16 && off + b < sh->pk_len[k[u]]; b++)
-					sh->stage[at[u] + b] = __ldcv(src + off + b);
-			}
-		}
+		flag[u] = i < c->n && c->evf[i] != 0;
 	}
-}
-
-/* Copy @p len bytes from shared memory to host memory with the 32 lanes. */
-__device__ static void
-warp_store(uint8_t *dst, const uint8_t *src, uint32_t len, uint32_t lane)
-{
-	for (uint32_t k = lane; k < len; k += 32)
-		dst[k] = src[k];
-}
-
-/* The packet descriptors of a ready item (read once an item: each read of host memory is a round trip). */
-__device__ static const gnio_comm_pkt *
-itch_pkt_list(const gnio_item &it)
-{
-	return (const gnio_comm_pkt *)__ldcv((const unsigned long long *)&it.q.items[it.slot].pkt_list);
-}
-
-/* Packet @p i of a ready item (descriptors @p pl), fetched again from host memory (first segment only). */
-__device__ static gnio_pkt
-itch_pkt(const gnio_item &it, const gnio_comm_pkt *pl, uint32_t i)
-{
-	gnio_pkt pk;
-
-	pk.data = (uint8_t *)__ldcv((const unsigned long long *)&pl[i].addr);
-	pk.len = (uint32_t)__ldcv((const unsigned long long *)&pl[i].size);
-	pk.pkt_len = __ldcv(&it.q.pkt_len[(size_t)it.slot * it.q.max_pkts + i]);
-	pk.rx_port = it.rx_port;
-	pk.tx_port = it.tx_port;
-	pk.nb_segs = 0;
-	pk.rsvd = 0;
-	pk.segs = NULL;
-	return pk;
-}
-
-/* Receiver's lane 0: the time since the last mark was part @p part of an item's. */
-__device__ static void
-itch_mark(struct itch_feed *f, uint32_t part)
-{
-	uint64_t now = gnio_shm_dev_time_ns();
-
-	f->rx_ns[part] += now - SHM->mark;
-	SHM->mark = now;
-}
-
-/* Lane @p from's packet descriptor, to every lane. */
-__device__ static gnio_pkt
-shfl_pkt(const gnio_pkt &p, uint32_t from)
-{
-	gnio_pkt r;
-	uint32_t w[sizeof(gnio_pkt) / 4];
-
-	memcpy(w, &p, sizeof(p));
-	for (uint32_t k = 0; k < sizeof(gnio_pkt) / 4; k++)
-		w[k] = __shfl_sync(0xffffffffu, w[k], from);
-	memcpy(&r, w, sizeof(r));
-	return r;
-}
-
-/*
- * A nap of *@p ns, each the double of the last up to ITCH_NAP_MAX_NS: a warp
- * that polls shared memory with short naps takes issue slots from the warps
- * beside it on its scheduler (eight warps share one).
- */
-#define ITCH_NAP_MAX_NS 2048u
-
-__device__ static inline void
-itch_nap(uint32_t *ns)
-{
-	__nanosleep(*ns);
-	*ns = min(*ns * 2, ITCH_NAP_MAX_NS);
-}
-
-/* Reserve up to @p want records of channel @p ev at once: the first; *@p got of them are ours. */
-__device__ static uint32_t
-itch_gpu_reserve(const struct gnio_event_ring *ev, uint32_t want, uint32_t *got)
-{
-	for (;;) {
-		uint32_t r = gnio_shm_dev_gpu_peek(ev->reserve), c = gnio_shm_dev_flag_load(ev->consumed);
-		uint32_t room = ev->mask + 1 - (r - c), k = min(want, room);
-
-		if (atomicCAS(ev->reserve, r, r + k) == r) {
-			if (k < want)
-				atomicAdd(ev->dropped, want - k);
-			*got = k;
-			return r;
-		}
-	}
-}
-
-/* Message k of the batch changed a best bid or offer: its event, for warp 0 to push. */
-__device__ static void
-itch_gpu_event(uint32_t k, const struct itch_event &ev)
-{
-	itch_evs[k] = ev;
-	itch_evs[k].rx_tsc = SHM->rx_tsc;
-	atomicOr(&SHM->evbits[k >> 5], 1u << (k & 31));
-}
-
-/*
- * Apply the batch and push its events in order: by the whole of warp 0 (@p nl
- * 32, converged) or by its lane 0 alone (@p nl 1, from the receiver's code).
- */
-__device__ static void
-itch_gpu_batch(struct itch_feed *f, uint32_t lane, uint32_t nl)
-{
-	struct itch_shm *sh = SHM;
-	const struct gnio_event_ring *ev = f->events;
-	uint32_t n = sh->nent, words = (n + 31) / 32;
-
-	if (n == 0)
-		return;
-	if (lane == 0) {
-		itch_mark(f, ITCH_RX_SEQ);
-		for (uint32_t w = 0; w < words; w++)
-			sh->evbits[w] = 0;
-		if (f->live_orders + sh->adds < f->book[0].order_cap &&
-				f->live_levels + sh->adds <= f->book[0].level_cap) {
-			/* No add can be refused: every shard at once. */
-			__threadfence_block();
-			sh->gen = sh->gen + 1;
-			for (uint32_t ns = 32; sh->done != ITCH_MAX_SHARDS;)
-				itch_nap(&ns);
-			sh->done = 0;
-			__threadfence_block();
-			f->live_orders = f->live_levels = 0;
-			for (uint32_t s = 0; s < f->nb_shards; s++) {
-				f->live_orders += f->book[s].live_orders;
-				f->live_levels += f->book[s].live_levels;
-			}
+	itch_scan(*(itch_scan::TempStorage *)sh->u.b.u.sort_tmp).ExclusiveSum(flag, pos, tot);
+	if (tot == 0)
+		return;         /* (every thread has the same total) */
+	if (tid == 0) {
+		sh->ev_got = 0;
+		if (ev != NULL) {
+			sh->ev_first = itch_reserve(ev, tot, &sh->ev_got);
+			f->events_dropped += tot - sh->ev_got;
 		} else {
-			/* An add may be refused: in order, as the CPU path, counting every shard's tables. */
-			for (uint32_t k = 0; k < n; k++) {
-				struct itch_event e;
-
-				if (itch_feed_apply_msg(f, &sh->ent[k], sh->seq0 + k, &e) == 1)
-					itch_gpu_event(k, e);
-			}
-			for (uint32_t s = 0; s < f->nb_shards; s++)
-				f->book[s].other_orders = f->book[s].other_levels = 0;
-		}
-		itch_mark(f, ITCH_RX_APPLY);
-		/* The events in order: one reservation for all. */
-		{
-			uint32_t tot = 0, got = 0, first = 0;
-
-			for (uint32_t w = 0; w < words; w++) {
-				sh->evpos[w] = tot;
-				tot += __popc(sh->evbits[w]);
-			}
-			if (tot != 0 && ev != NULL) {
-				first = itch_gpu_reserve(ev, tot, &got);
-				f->events_dropped += tot - got;
-			}
-			sh->ev_first = first;
-			sh->ev_taken = got;
+			f->events_dropped += tot;
 		}
 	}
-	if (nl > 1)
-		__syncwarp();
-	if (sh->ev_taken != 0) {
-		uint32_t first = sh->ev_first, taken = sh->ev_taken;
-
-		for (uint32_t w = lane; w < words; w += nl)
-			for (uint32_t bits = sh->evbits[w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
-				if (i < taken)
-					itch_put(ev->rec + (size_t)((first + i) & ev->mask) * ev->rec_size,
-							&itch_evs[w * 32 + __ffs(bits) - 1], ev->rec_size);
-		/* Every record this lane wrote, then their sequence words (the CPU reads a record once its word says so). */
-		__threadfence_system();
-		for (uint32_t w = lane; w < words; w += nl)
-			for (uint32_t bits = sh->evbits[w], i = sh->evpos[w]; bits != 0; bits &= bits - 1, i++)
-				if (i < taken)
-					((volatile uint32_t *)ev->seq)[(first + i) & ev->mask] = first + i + 1;
-	}
-	if (nl > 1)
-		__syncwarp();
-	if (lane == 0) {
-		sh->nent = 0;
-		sh->adds = 0;
-		sh->ev_taken = 0;
-		itch_mark(f, ITCH_RX_EVENTS);
-	}
-	if (nl > 1)
-		__syncwarp();
+	__syncthreads();
+	first = sh->ev_first;
+	got = sh->ev_got;
+	for (uint32_t u = 0; u < ITCH_MPT; u++)
+		if (flag[u] && pos[u] < got)
+			itch_put(ev->rec + (size_t)((first + pos[u]) & ev->mask) * ev->rec_size,
+					&c->ev[ITCH_MPT * tid + u], ev->rec_size);
+	/* Every record this thread wrote, then their sequence words (the CPU reads a record once its word says so). */
+	__threadfence_system();
+	for (uint32_t u = 0; u < ITCH_MPT; u++)
+		if (flag[u] && pos[u] < got)
+			((volatile uint32_t *)ev->seq)[(first + pos[u]) & ev->mask] = first + pos[u] + 1;
 }
 
-/* Is decoded message @p d an add (it may take an order slot and a level)? */
+/* The GPU's sort of a chunk's keys (every thread), by CUB sorter @p S of @p IPT keys a thread. */
+template <typename S, uint32_t IPT>
+__device__ static void
+itch_sort_by(struct itch_bshm *s, uint32_t tid)
+{
+	uint32_t k[IPT];
+
+	for (uint32_t u = 0; u < IPT; u++)
+		k[u] = s->keys[tid * IPT + u];
+	/* (Only the group's bits: the keys are packed in op order, and the sort is stable.) */
+	S(*(typename S::TempStorage *)s->u.sort_tmp).Sort(k, ITCH_B_BITS, 2 * ITCH_B_BITS);
+	for (uint32_t u = 0; u < IPT; u++)
+		s->keys[tid * IPT + u] = k[u];
+}
+
+/* Every thread: the keys that are not ~0u packed in op order into s->keys (itch_b_pack()'s, with a scan). */
+__device__ __noinline__ static void
+itch_pack(struct itch_bctx cv, uint32_t tid)
+{
+	const struct itch_bctx *c = &cv;
+	struct itch_bshm *s = c->s;
+	uint32_t v[ITCH_B_OPS / ITCH_THREADS], f[ITCH_B_OPS / ITCH_THREADS], pos[ITCH_B_OPS / ITCH_THREADS], tot;
+
+	for (uint32_t u = 0; u < ITCH_B_OPS / ITCH_THREADS; u++) {
+		uint32_t j = tid * (ITCH_B_OPS / ITCH_THREADS) + u;
+
+		v[u] = j < 2 * c->n ? c->g->key[j] : ~0u;
+		f[u] = v[u] != ~0u;
+	}
+	itch_scan(*(itch_scan::TempStorage *)s->u.sort_tmp).ExclusiveSum(f, pos, tot);
+	for (uint32_t u = 0; u < ITCH_B_OPS / ITCH_THREADS; u++)
+		if (f[u])
+			s->keys[pos[u]] = v[u];
+	if (tid == 0)
+		s->nkeys = tot;
+}
+
+/* How many keys the sort takes: nkeys padded (itch_b_pad()) to what the smaller sort holds, or all. */
 __device__ static uint32_t
-itch_is_add(const struct itch_msg &d)
+itch_sort_size(const struct itch_bshm *s)
 {
-	return d.status == ITCH_MSG_OK && (d.type == 'A' || d.type == 'F' || d.type == 'U');
+	return s->nkeys <= ITCH_B_OPS / 2 ? ITCH_B_OPS / 2 : ITCH_B_OPS;
+}
+
+/* Every thread: the keys (pad them first to itch_sort_size()) sorted. */
+__device__ __noinline__ static void
+itch_sort_keys(struct itch_bshm *s, uint32_t tid)
+{
+	if (itch_sort_size(s) == ITCH_B_OPS / 2)
+		itch_sort_by<itch_sort_half, ITCH_B_OPS / ITCH_THREADS / 2>(s, tid);
+	else
+		itch_sort_by<itch_sort, ITCH_B_OPS / ITCH_THREADS>(s, tid);
 }
 
 /*
- * The receiver's slow path (itch_state.h's code on warp 0's lane 0): message
- * @p m of @p n bytes, sequence number @p seq, decoded into the batch.
+ * Each phase a function of its own on the GPU: its registers its own (one
+ * kernel with every phase inlined runs out of them and spills).
  */
-__host__ __device__ static void
-itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
-{
-#ifdef __CUDA_ARCH__
-	struct itch_shm *sh = SHM;
-	uint32_t k = sh->nent;
-
-	/* A batch is full or would not be consecutive (a lost gap): apply it first. */
-	if (k == ITCH_BATCH || (k != 0 && seq != sh->seq0 + k)) {
-		itch_gpu_batch(f, 0, 1);
-		k = 0;
+#define ITCH_PHASE(fn) \
+	__device__ __noinline__ static void \
+	fn ## _k(struct itch_bctx cv, uint32_t tid) \
+	{ \
+		fn(&cv, tid, ITCH_THREADS);     /* (by value: its fields in registers, not reloaded) */ \
 	}
-	if (k == 0)
-		sh->seq0 = seq;
-	itch_decode(m, n, &sh->ent[k]);
-	sh->ent[k].shard = (uint8_t)(sh->ent[k].locate % f->nb_shards);
-	sh->adds += itch_is_add(sh->ent[k]);
-	sh->nent = k + 1;
-#else
-	(void)f;
-	(void)m;
-	(void)n;
-	(void)seq;
-#endif
-}
+ITCH_PHASE(itch_b_clear)
+ITCH_PHASE(itch_b_ops)
+ITCH_PHASE(itch_b_reps)
+ITCH_PHASE(itch_b_orders)
+ITCH_PHASE(itch_b_walk)
+ITCH_PHASE(itch_b_lclear)
+ITCH_PHASE(itch_b_lgroup)
+ITCH_PHASE(itch_b_lmake)
+ITCH_PHASE(itch_b_lplace)
+ITCH_PHASE(itch_b_elid)
+ITCH_PHASE(itch_b_sides)
+ITCH_PHASE(itch_b_swalk)
+ITCH_PHASE(itch_b_events)
+ITCH_PHASE(itch_b_wb1)
+ITCH_PHASE(itch_b_wb2)
 
-/* Bring the line at @p p into the SM's L1 (no value: nothing waits for it). */
-__device__ static inline void
-itch_prefetch(const void *p)
-{
-	asm volatile("prefetch.global.L1 [%0];" : : "l"(p));
-}
+/* A step of every thread, then a barrier; thread 0 adds its time to phase @p ph. */
+#define ITCH_STEP(ph, stmt) \
+	do { \
+		stmt; \
+		__syncthreads(); \
+		if (tid == 0) { \
+			uint64_t t_ = clock64(); \
+			sh->cyc[ph] += t_ - sh->tk; \
+			sh->tk = t_; \
+		} \
+	} while (0)
 
 /*
- * The lines lane 0's apply of decoded message @p d will walk, read ahead by
- * another lane (read only, bounded, while nothing writes this shard's tables):
- * the order it names and its level, that level's neighbours and index slot,
- * the level an add goes to, the stock's best level. Each walk in the book's
- * tables is a chain of dependent loads; lane 0 finds them in L1.
- */
-__device__ static void
-itch_touch(const struct itch_book *b, const struct itch_msg &d)
-{
-	uint32_t m = b->order_cap - 1, lm = 2 * b->level_cap - 1, side = d.side;
-
-	if (d.status != ITCH_MSG_OK || d.ref == 0 || d.type == 'R')
-		return;
-	if (d.type == 'E' || d.type == 'C' || d.type == 'X' || d.type == 'D' || d.type == 'U') {
-		uint32_t i = itch_hash64(d.ref) & m;
-
-		for (uint32_t n = 0; n < 8; n++, i = (i + 1) & m) {
-			uint64_t r = b->orders[i].ref;
-			uint32_t l = b->orders[i].level;
-
-			if (r == 0)
-				return;                     /* not live: lane 0 counts it */
-			if (r != d.ref || l >= b->level_cap)
-				continue;
-			{
-				const struct itch_level *v = &b->levels[l];
-				uint32_t pv = v->prev, nx = v->next;
-
-				side = v->side;
-				if (pv < b->level_cap)
-					itch_prefetch(&b->levels[pv]);
-				if (nx < b->level_cap)
-					itch_prefetch(&b->levels[nx]);
-				itch_prefetch(&b->lindex[itch_hash64(itch_level_key(v->locate, v->side, v->price)) & lm]);
-			}
-			break;
-		}
-	}
-	{
-		uint32_t h = b->head[d.locate * 2u + (side & 1u)];
-
-		if (h < b->level_cap)
-			itch_prefetch(&b->levels[h]);
-	}
-	if (d.type == 'A' || d.type == 'F' || d.type == 'U') {
-		uint64_t key = itch_level_key(d.locate, side & 1u, d.price);
-		uint32_t s = itch_hash64(key) & lm;
-
-		itch_prefetch(&b->orders[itch_hash64(d.type == 'U' ? d.ref2 : d.ref) & m]);
-		for (uint32_t n = 0; n < 4; n++, s = (s + 1) & lm) {
-			uint32_t l = b->lindex[s];
-
-			if (l >= b->level_cap)
-				break;
-			if (itch_level_key(b->levels[l].locate, b->levels[l].side, b->levels[l].price) == key)
-				break;
-		}
-	}
-}
-
-/*
- * Shard warp: apply each batch's messages of its stocks, in order, 32 at a
- * time: lane q reads ahead the lines of the q-th (itch_touch()), then lane 0
- * applies the 32.
+ * Every block at once (a barrier of the grid, each block's thread 0 in turn):
+ * what any thread wrote before is seen by every thread after. The blocks are
+ * all resident (one a multiprocessor, fewer than there are), so none waits
+ * for one that cannot run.
  */
 __device__ static void
-itch_shard(struct itch_feed *f, uint32_t me, uint32_t lane)
+itch_grid_sync(struct itch_gpu *gp)
 {
-	struct itch_shm *sh = SHM;
-	struct itch_book *b = &f->book[me];
-	uint16_t *list = sh->mine[me];
-	uint32_t gen = 0;
-	uint64_t t0;
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		volatile uint32_t *gen = &gp->bar_gen;
+		uint32_t g = *gen;
 
-	for (;;) {
-		uint32_t g = gen;
-
-		if (lane == 0) {
-			for (uint32_t ns = 32; (g = sh->gen) == gen && !sh->quit;)
-				itch_nap(&ns);
+		__threadfence();
+		if (atomicAdd(&gp->bar_count, 1u) == gridDim.x - 1) {
+			gp->bar_count = 0;
+			__threadfence();
+			atomicAdd(&gp->bar_gen, 1u);
+		} else {
+			for (uint32_t ns = 32; *gen == g; ns = min(ns * 2, 256u))
+				__nanosleep(ns);
 		}
-		g = __shfl_sync(0xffffffffu, g, 0);
-		if (g == gen)
-			break;
-		gen = g;
-		t0 = gnio_shm_dev_time_ns();
-		__threadfence_block();
-		for (uint32_t base = 0, n = sh->nent; base < n;) {
-			uint32_t got = 0;
+		__threadfence();
+	}
+	__syncthreads();
+}
 
-			/* The next 32 entries of this shard (fewer at the batch's end), in order. */
-			while (got < 32 && base < n) {
-				uint32_t k = base + lane, mask, rank, take, rest;
-				bool mine = k < n && sh->ent[k].shard == me;
+/* Messages applied one at a time at most between two grid barriers (a book too full for chunks). */
+#define ITCH_SERIAL_RUN 4096u
 
-				mask = __ballot_sync(0xffffffffu, mine);
-				rank = __popc(mask & ((1u << lane) - 1));
-				take = min((uint32_t)__popc(mask), 32 - got);
-				if (mine && rank < take)
-					list[got + rank] = (uint16_t)k;
-				rest = __ballot_sync(0xffffffffu, mine && rank == take);
-				base = rest != 0 ? base + __ffs(rest) - 1 : base + 32;
-				got += take;
-			}
-			__syncwarp();
-			if (lane < got)
-				itch_touch(b, sh->ent[list[lane]]);
-			__syncwarp();
-			if (lane == 0)
-				for (uint32_t q = 0; q < got; q++) {
-					uint32_t j = list[q];
+/* A grid barrier, the time block 0 waits at it in phase ITCH_PH_GRID. */
+#define ITCH_GRID(gp) ITCH_STEP(ITCH_PH_GRID, itch_grid_sync(gp))
+
+/*
+ * Every thread of every block: the batch's messages (gp->batch_n of them)
+ * applied in chunks (itch_batch.h), block b the stocks of locates b mod the
+ * blocks; each chunk's events pushed by block 0, in order, once every block
+ * has made its own. Messages that itch_batch_next() gives no chunk to are
+ * applied one at a time by block 0's thread 0.
+ */
+__device__ __noinline__ static void
+itch_apply(struct itch_state *st, uint32_t tid)
+{
+	struct itch_kshm *sh = SHM;
+	struct itch_gpu *gp = &st->gpu;
+	struct itch_feed *f = &st->feed;
+	uint32_t nent = *(volatile uint32_t *)&gp->batch_n, blk = blockIdx.x, nb = gridDim.x;
+
+	for (uint32_t at = 0, n; at < nent; at += n) {
+		struct itch_bctx c = { &gp->pb, gp->ent + at, gp->seq + at, gp->tsc + at, 0, blk, nb, sh->gen,
+			&sh->u.b, gp->scr + blk, gp->gev, gp->gevf };
+		struct itch_bshm *s = &sh->u.b;
+
+		/*
+		 * Every block decides the same (the same messages, and the book's counts
+		 * after the grid's last barrier); a path that changes the book at once
+		 * (a rebuild, block 0 alone) waits at a barrier first, until every block
+		 * has decided.
+		 */
+		if (tid == 0) {
+			sh->ck_n = itch_batch_next(&gp->pb, gp->ent + at, nent - at);
+			sh->crowded = itch_pb_crowded(&gp->pb.ot) || itch_pb_crowded(&gp->pb.lt);
+		}
+		__syncthreads();
+		n = sh->ck_n;
+		if (sh->crowded) {
+			/* Too many tombstones in an index: every live entry put back in a clean one, by every block. */
+			ITCH_GRID(gp);
+			itch_b_rebuild_clear(&c, blk * ITCH_THREADS + tid, nb * ITCH_THREADS);
+			ITCH_GRID(gp);
+			itch_pb_rebuild_fill(&gp->pb, blk * ITCH_THREADS + tid, nb * ITCH_THREADS);
+			ITCH_GRID(gp);
+			if (blk == 0 && tid == 0)
+				gp->rebuilds++;
+		}
+		if (n == 0) {
+			ITCH_GRID(gp);
+			/*
+			 * No chunk worth its cost (an add soon that could be refused): this message
+			 * alone, in order, and those after it for which the same holds (a full
+			 * book: the blocks meet once for many), by block 0's thread 0 while the
+			 * others wait.
+			 */
+			if (blk == 0 && tid == 0) {
+				uint32_t r = 0;
+
+				do {
 					struct itch_event e;
 
-					if (itch_apply_msg(b, &sh->ent[j], sh->seq0 + j, &e) == 1)
-						itch_gpu_event(j, e);
-				}
-			__syncwarp();
+					if (itch_pb_apply_one(&gp->pb, &gp->ent[at + r], gp->seq[at + r], &e) == 1) {
+						e.rx_tsc = gp->tsc[at + r];
+						if (f->events == NULL || gnio_event_push(f->events, &e) != 0)
+							f->events_dropped++;
+					}
+					r++;
+				} while (at + r < nent && r < ITCH_SERIAL_RUN &&
+						itch_batch_next(&gp->pb, gp->ent + at + r, nent - at - r) == 0);
+				gp->serial += r;
+				gp->serial_n[sh->sruns & 1] = r;
+			}
+			ITCH_STEP(ITCH_PH_SERIAL, (void)0);
+			ITCH_GRID(gp);
+			/* (Two words in turn: block 0 writes this one again only after every block has read it.) */
+			n = *(volatile uint32_t *)&gp->serial_n[sh->sruns & 1];
+			__syncthreads();
+			if (tid == 0)
+				sh->sruns++;
+			continue;
 		}
-		if (lane == 0) {
-			b->busy_ns += gnio_shm_dev_time_ns() - t0;
-			__threadfence_block();
-			atomicAdd((uint32_t *)&sh->done, 1u);
+		c.n = n;
+		ITCH_STEP(ITCH_PH_OPS, itch_b_clear_k(c, tid));
+		ITCH_STEP(ITCH_PH_OPS, itch_b_ops_k(c, tid));
+		ITCH_STEP(ITCH_PH_OPS, itch_b_reps_k(c, tid));
+		ITCH_STEP(ITCH_PH_SORT1, itch_pack(c, tid));
+		ITCH_STEP(ITCH_PH_SORT1, itch_b_pad(&c, itch_sort_size(s), tid, ITCH_THREADS));
+		ITCH_STEP(ITCH_PH_SORT1, itch_sort_keys(s, tid));
+		ITCH_STEP(ITCH_PH_ORDERS, itch_b_orders_k(c, tid));
+		for (;;) {
+			uint32_t blocked;
+
+			ITCH_STEP(ITCH_PH_WALK, itch_b_walk_k(c, tid));
+			blocked = s->blocked;
+			__syncthreads();
+			if (!blocked)
+				break;
+			if (tid == 0) {
+				s->blocked = 0;
+				if (blk == 0)
+					gp->rounds++;
+			}
+			__syncthreads();
 		}
+		ITCH_STEP(ITCH_PH_LEVELS, itch_b_lclear_k(c, tid));
+		ITCH_STEP(ITCH_PH_LEVELS, itch_b_lgroup_k(c, tid));
+		ITCH_STEP(ITCH_PH_LEVELS, itch_b_lmake_k(c, tid));
+		ITCH_STEP(ITCH_PH_SORT2, itch_pack(c, tid));
+		ITCH_STEP(ITCH_PH_SORT2, itch_b_pad(&c, itch_sort_size(s), tid, ITCH_THREADS));
+		ITCH_STEP(ITCH_PH_SORT2, itch_sort_keys(s, tid));
+		ITCH_STEP(ITCH_PH_SIDES, itch_b_sides_k(c, tid));
+		ITCH_STEP(ITCH_PH_SIDES, itch_b_lplace_k(c, tid));
+		ITCH_STEP(ITCH_PH_SIDES, itch_b_elid_k(c, tid));
+		ITCH_STEP(ITCH_PH_SWALK, itch_b_swalk_k(c, tid));
+		ITCH_STEP(ITCH_PH_EVENTS, itch_b_events_k(c, tid));
+		ITCH_STEP(ITCH_PH_WB, itch_b_wb1_k(c, tid));
+		/* Every block's events made and pool entries freed: block 0 pushes the events; then the new entries. */
+		ITCH_GRID(gp);
+		if (blk == 0)
+			ITCH_STEP(ITCH_PH_PUSH, itch_push(c, f, tid));
+		ITCH_STEP(ITCH_PH_WB, itch_b_wb2_k(c, tid));
+		if (tid == 0) {
+			itch_b_finish(&c);
+			sh->gen = c.gen;
+			if (blk == 0) {
+				gp->chunks++;
+				gp->batch_msgs += n;
+			}
+		}
+		ITCH_GRID(gp);
 	}
 }
 
 /*
- * Lane j's packet @p pk, copied to the stage: is it a fast-path candidate (the
- * feed's, well formed, of the followed session, 1 to 0xfffe messages all
- * there)? Its sequence number, first message and count into the packet table.
- */
-__device__ static bool
-itch_candidate(const struct itch_state *st, const gnio_pkt &pk, uint32_t j)
-{
-	struct itch_shm *sh = SHM;
-	uint32_t off, len, count;
-	const uint8_t *p;
-	uint64_t seq;
-
-	if (itch_payload(st, &pk, &off, &len) != 0)
-		return false;
-	p = pk.data + off;
-	if (!itch_feed_whole(&st->feed, p, len, &seq, &count))
-		return false;
-	sh->pk_seq[j] = seq;
-	sh->pk_off[j] = (uint32_t)(p - sh->stage);
-	sh->pk_end[j] = (uint32_t)(p - sh->stage) + len;
-	sh->pk_cnt[j] = count;
-	return true;
-}
-
-/* Lane j's fast packet: its messages decoded into the batch from entry pk_ent[j]; the adds among them. */
-__device__ static uint32_t
-itch_fill(const struct itch_feed *f, uint32_t j)
-{
-	struct itch_shm *sh = SHM;
-	const uint8_t *p = sh->stage + sh->pk_off[j], *m;
-	uint32_t len = sh->pk_end[j] - sh->pk_off[j], at = ITCH_MOLD_HDR, n, adds = 0;
-
-	for (uint32_t k = 0, e = sh->pk_ent[j]; k < sh->pk_cnt[j] && itch_mold_next(p, len, &at, &m, &n) == 1; k++, e++) {
-		itch_decode(m, n, &sh->ent[e]);
-		sh->ent[e].shard = (uint8_t)(sh->ent[e].locate % f->nb_shards);
-		adds += itch_is_add(sh->ent[e]);
-	}
-	return adds;
-}
-
-/*
- * Warp 0: the items of every queue, in turn. Each packet goes through the
- * fast path when it is the next one in order (its messages decoded by its
- * lane, all lanes at once), else through itch_state.h's code on lane 0;
- * each batch is applied before the stage is reused.
+ * Block 0: the receiver (items, packets, sequencing, decoding), then, with
+ * every block, the batch of each window of packets applied (itch_apply());
+ * the items released.
  */
 __device__ static void
-itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t lane)
+itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 {
-	struct itch_shm *sh = SHM;
 	struct itch_feed *f = &st->feed;
-	uint8_t *stage = sh->stage;
-	gnio_item its[ITCH_MAX_QS];
-	uint32_t nq = min(l.nb_qs, ITCH_MAX_QS), quit = 0;
-	const gnio_comm_pkt *pl;
-	uint64_t rxt;
+	struct itch_gpu *gp = &st->gpu;
+	struct itch_kshm *sh = SHM;
+	uint32_t warp = tid / 32, lane = tid & 31, nq = min(l.nb_qs, ITCH_MAX_QS), qdone = 0;
+	gnio_item cur[ITCH_MAX_QS], hold[ITCH_IT_MAX];
 
-	for (uint32_t q = 0; q < nq; q++)
-		gnio_item_init(its[q]);
-	for (uint32_t q = 0; quit != (1u << nq) - 1; q = (q + 1) % nq) {
-		gnio_item &it = its[q];
+	if (warp == 0)
+		for (uint32_t q = 0; q < nq; q++)
+			gnio_item_init(cur[q]);
+	for (;;) {
+		uint32_t nit, npk;
 
-		if (quit & (1u << q))
-			continue;
-		if (gnio_item_wait(l, q, it, nq > 1 ? 2000 : 1000000) == GNIO_ITEM_QUIT) {
-			quit |= 1u << q;
+		if (warp == 0)
+			itch_collect(l, cur, hold, nq, &qdone, lane);
+		__syncthreads();
+		nit = sh->nit;
+		npk = sh->npk;
+		if (nit == 0) {
+			if (sh->quit)
+				break;
+			__syncthreads();
 			continue;
 		}
-		if (!it.ready)
-			continue;
-		/* The item's RX time: its load in flight beside the descriptors', used after. */
-		rxt = gnio_item_rx_tsc(it);
-		if (lane == 0)
+		if (tid == 0)
 			sh->mark = gnio_shm_dev_time_ns();
-		pl = itch_pkt_list(it);
-		/*
-		 * Up to 32 packets at a time, as many as the stage holds (one always
-		 * does): lane j reads packet base + j's descriptor, all at once.
-		 */
-		for (uint32_t base = 0, n; base < it.nb; base += n) {
-			uint32_t cnt = min(32u, it.nb - base), need = 0, at, end, cand;
-			gnio_pkt mine = {};
-
-			if (lane < cnt) {
-				mine = itch_pkt(it, pl, base + lane);
-				need = (mine.len + 15) & ~15u;
-			}
-			/* Where each goes in the stage: a prefix sum of the lengths. */
-			end = need;
-			for (uint32_t d = 1; d < 32; d <<= 1) {
-				uint32_t x = __shfl_up_sync(0xffffffffu, end, d);
-
-				if (lane >= d)
-					end += x;
-			}
-			at = end - need;
-			if (lane == 0)
-				itch_mark(f, ITCH_RX_DESC);
-			n = __popc(__ballot_sync(0xffffffffu, lane < cnt && end <= ITCH_STAGE));
-			if (lane < n) {
-				sh->pk_src[lane] = mine.data;
-				sh->pk_at[lane] = at;
-				sh->pk_len[lane] = mine.len;
-			}
-			__syncwarp();
-			stage_fetch(n, lane);
-			__syncwarp();
-			if (lane == 0)
+		for (uint32_t k = tid; k < npk; k += ITCH_THREADS)
+			itch_desc(k);
+		__syncthreads();
+		if (tid == 0)
+			itch_mark(f, ITCH_RX_DESC);
+		for (uint32_t w0 = 0, w1; w0 < npk; w0 = w1) {
+			if (tid == 0)
+				itch_window(w0, npk);
+			__syncthreads();
+			w1 = sh->w1;
+			itch_stage_fetch(w0, w1, tid);
+			__syncthreads();
+			if (tid == 0)
 				itch_mark(f, ITCH_RX_STAGE);
-			{
-				gnio_pkt staged = mine;
-
-				staged.data = stage + at;
-				cand = __ballot_sync(0xffffffffu, lane < n && itch_candidate(st, staged, lane));
-			}
-			if (lane == 0) {
-				sh->rx_tsc = rxt;
+			for (uint32_t k = w0 + tid; k < w1; k += ITCH_THREADS)
+				itch_check(st, k);
+			__syncthreads();
+			itch_links(w0, w1, tid);
+			__syncthreads();
+			if (tid == 0) {
 				itch_mark(f, ITCH_RX_FETCH);
+				sh->nent0 = sh->nent;
+				itch_sequence(st, w0, w1);
+				itch_mark(f, ITCH_RX_SEQ);
 			}
-			__syncwarp();
-			for (uint32_t k = 0; k < n;) {
-				uint32_t r = k, full = 0;
-
-				/* Lane 0: the packets from k that are next in order, as the receiver would take them. */
-				if (lane == 0) {
-					uint64_t next = f->next;
-					uint32_t e = sh->nent;
-
-					if (k < n && (cand >> k & 1) && itch_feed_in_order(f, sh->pk_seq[k], sh->pk_cnt[k])) {
-						if (e == 0)
-							sh->seq0 = next;
-						while (r < n && (cand >> r & 1) && sh->pk_seq[r] == next &&
-								e + sh->pk_cnt[r] <= ITCH_BATCH) {
-							sh->pk_ent[r] = e;
-							e += sh->pk_cnt[r];
-							next += sh->pk_cnt[r];
-							gnio_item_set_verdict(it, base + r, gnio_verdict_drop(GNIO_DROP_HANDLER));
-							r++;
-						}
-						if (r > k)
-							itch_feed_take(f, r - k, next, gnio_shm_dev_time_ns());
-						full = r < n && (cand >> r & 1) && sh->pk_seq[r] == next && sh->pk_cnt[r] <= ITCH_BATCH;
-						sh->nent = e;
-					}
-				}
-				r = __shfl_sync(0xffffffffu, r, 0);
-				full = __shfl_sync(0xffffffffu, full, 0);
-				__syncwarp();
-				if (r > k) {
-					uint32_t adds;
-
-					if (lane == 0)
-						itch_mark(f, ITCH_RX_SEQ);
-					adds = lane >= k && lane < r ? itch_fill(f, lane) : 0;
-
-					for (uint32_t d = 16; d > 0; d >>= 1)
-						adds += __shfl_xor_sync(0xffffffffu, adds, d);
-					if (lane == 0)
-						sh->adds += adds;
-					__syncwarp();
-					if (lane == 0)
-						itch_mark(f, ITCH_RX_FILL);
-				}
-				if (full) {
-					/* The next packet is in order but the batch is full: apply it, then go on. */
-					itch_gpu_batch(f, lane, 32);
-					k = r;
-					continue;
-				}
-				if (r < n) {
-					/* Packet r the slow way: itch_state.h's code, as the CPU path runs it. */
-					gnio_pkt p = shfl_pkt(mine, r);
-					uint32_t ar = __shfl_sync(0xffffffffu, at, r);
-					uint8_t *host = p.data;
-					uint16_t v = 0;
-
-					if (lane == 0) {
-						p.data = stage + ar;
-						v = itch_on_packet(st, &p, gnio_shm_dev_time_ns());
-						gnio_item_set_verdict(it, base + r, v);
-					}
-					v = __shfl_sync(0xffffffffu, v, 0);
-					__syncwarp();
-					/* A re-request was written over the copy: it goes out from the packet itself. */
-					if (!gnio_verdict_is_drop(v))
-						warp_store(host, stage + ar, p.len, lane);
-					__syncwarp();
-					r++;
-				}
-				k = r;
+			__syncthreads();
+			for (uint32_t k = w0 + tid; k < w1; k += ITCH_THREADS)
+				itch_fill(gp, k);
+			__syncthreads();
+			/* (This window's messages: the batch may hold earlier windows', decoded already.) */
+			for (uint32_t e = sh->nent0 + tid; e < sh->nent; e += ITCH_THREADS)
+				itch_decode_at(gp, e);
+			/* Verdicts and packets written back are in host memory before the items are released. */
+			__threadfence_system();
+			__syncthreads();
+			if (tid == 0) {
+				itch_mark(f, ITCH_RX_FILL);
+				sh->tk = clock64();
+				gp->batch_n = sh->nent;
+				gp->batch_cmd = ITCH_GPU_APPLY;
 			}
-			/* Every message of these packets applied, their events pushed, before the stage is reused. */
-			itch_gpu_batch(f, lane, 32);
+			/*
+			 * The batch to every block once it holds a chunk, or at the round's end (its
+			 * items' events before they are released); else the next window first.
+			 */
+			if (sh->nent != 0 && (sh->nent >= ITCH_B_CHUNK || w1 == npk)) {
+				itch_grid_sync(gp);
+				itch_apply(st, tid);
+				__syncthreads();
+				if (tid == 0)
+					sh->nent = 0;
+			}
+			__syncthreads();
+			if (tid == 0)
+				itch_mark(f, ITCH_RX_APPLY);
 		}
-		if (lane == 0)
-			itch_mark(f, ITCH_RX_SEQ);
-		gnio_item_release(it, l);
-		if (lane == 0) {
-			itch_mark(f, ITCH_RX_RELEASE);
-			f->rx_items++;
+		if (warp == 0) {
+			for (uint32_t k = 0; k < nit; k++)
+				gnio_item_release(hold[k], l);
+			if (lane == 0) {
+				f->rx_items += nit;
+				itch_mark(f, ITCH_RX_RELEASE);
+			}
 		}
+		__syncthreads();
 	}
-	if (lane == 0)
-		sh->quit = 1;
+	/* The other blocks stop. */
+	if (tid == 0)
+		gp->batch_cmd = ITCH_GPU_QUIT;
+	itch_grid_sync(gp);
 }
 
-__global__ void __launch_bounds__(ITCH_WARPS * 32, 1)
+__global__ void __launch_bounds__(ITCH_THREADS, 1)
 k_itch(gnio_cuda_launch l)
 {
 	struct itch_state *st = (struct itch_state *)l.state;
-	uint32_t warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+	struct itch_feed *f = &st->feed;
+	struct itch_gpu *gp = &st->gpu;
+	struct itch_kshm *sh = SHM;
+	uint32_t tid = threadIdx.x;
+	uint64_t c0 = clock64(), t0 = gnio_shm_dev_time_ns();
 
-	if (threadIdx.x == 0) {
-		SHM->nent = SHM->adds = SHM->ev_taken = 0;
-		SHM->gen = SHM->done = SHM->quit = 0;
+	if (tid == 0) {
+		sh->nent = 0;
+		sh->ev_cons = 0;
+		sh->gen = 1;
+		sh->sruns = 0;
+		sh->tk = clock64();
+		if (f->events != NULL)
+			sh->evr = *f->events;
+		for (uint32_t k = 0; k < ITCH_PH_COUNT; k++)
+			sh->cyc[k] = 0;
 	}
 	__syncthreads();
-	if (warp == 0)
-		itch_receiver(l, st, lane);
-	else
-		itch_shard(&st->feed, warp - 1, lane);
+	if (blockIdx.x == 0) {
+		itch_receiver(l, st, tid);
+	} else {
+		/* The other blocks: each batch block 0 hands out, until it says stop. */
+		for (;;) {
+			itch_grid_sync(gp);
+			if (*(volatile uint32_t *)&gp->batch_cmd == ITCH_GPU_QUIT)
+				break;
+			itch_apply(st, tid);
+		}
+	}
+	if (tid == 0 && blockIdx.x == 0) {
+		for (uint32_t k = 0; k < ITCH_PH_COUNT; k++)
+			gp->ph_cycles[k] += sh->cyc[k];
+		gp->cycles += clock64() - c0;
+		gp->ns += gnio_shm_dev_time_ns() - t0;
+		gp->blocks = gridDim.x;
+	}
 }
 
-/* One block: warp 0 the receiver, one warp a shard; the batch and stage in dynamic shared memory. */
+/* Blocks of ITCH_THREADS threads (itch_kernel_set_blocks()), their shared memory dynamic. */
+static uint32_t itch_blocks = ITCH_GPU_BLOCKS;
+
 static int
 itch_kernel_launch(const struct gnio_cuda_launch *l, void *stream)
 {
@@ -724,13 +957,32 @@ itch_kernel_launch(const struct gnio_cuda_launch *l, void *stream)
 
 	if (l->nb_qs > ITCH_MAX_QS)
 		return (int)cudaErrorInvalidValue;
-	e = cudaFuncSetAttribute(k_itch, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sizeof(struct itch_shm));
+	for (uint32_t q = 0; q < l->nb_qs; q++)
+		if (l->qs[q]->max_pkts > ITCH_PK_MAX)
+			return (int)cudaErrorInvalidValue;    /* an item holds more packets than a round */
+	e = cudaFuncSetAttribute(k_itch, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sizeof(struct itch_kshm));
 	if (e != cudaSuccess)
 		return (int)e;
-	k_itch<<<1, ITCH_WARPS * 32, sizeof(struct itch_shm), (cudaStream_t)stream>>>(*l);
+	k_itch<<<itch_blocks, ITCH_THREADS, sizeof(struct itch_kshm), (cudaStream_t)stream>>>(*l);
 	return (int)cudaGetLastError();
 }
 
+/* The blocks of the next launch (itch_gpu.h), 1 to ITCH_GPU_MAX_BLOCKS; 0, or -EINVAL. */
+extern "C" int
+itch_kernel_set_blocks(uint32_t n)
+{
+	int sms = 0;
+
+	if (n == 0 || n > ITCH_GPU_MAX_BLOCKS)
+		return -EINVAL;
+	/* All resident at once (a block a multiprocessor): the grid's barriers wait for every one. */
+	if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess && sms > 0 &&
+			n > (uint32_t)sms)
+		return -EINVAL;
+	itch_blocks = n;
+	return 0;
+}
+
 static const struct gnio_user_kernel itch_kernel = { "itch",
-	"gnio-itch: ITCH into the GPU book, a receiver warp and a warp per shard", itch_kernel_launch };
+	"gnio-itch: ITCH into the GPU book, blocks applying batches of messages", itch_kernel_launch };
 static const int itch_kernel_registered __attribute__((unused)) = gnio_user_kernel_register(&itch_kernel);

@@ -9,6 +9,8 @@
 
 #include "itch_book.h"
 
+#define ITCH_MAX_SHARDS_OUT 64u   /* shards itch_write_json() prints at most */
+
 /* What the receiver counted, for the JSON. */
 struct itch_counts {
 	char session[11];
@@ -23,6 +25,61 @@ itch_write_event(FILE *f, const struct itch_event *ev)
 			ev->bid_px, ev->bid_shares, ev->ask_px, ev->ask_shares);
 }
 
+/* A book as itch_write_book() prints it, whatever its layout. */
+struct itch_book_view {
+	const uint32_t *head;                  /* [ITCH_LOCATES * 2]: each stock side's best level */
+	const struct itch_level *const *levels;   /* [nb]: stock L's levels are levels[L % nb] */
+	uint32_t nb;
+	const char (*names)[8];                /* [ITCH_LOCATES] */
+	const uint8_t *seen;                   /* [ITCH_LOCATES] */
+	const uint32_t *orders;                /* [ITCH_LOCATES]: each stock's live orders */
+	uint64_t messages, unknown_ref, book_full;
+};
+
+/* The final book, @p depth levels a side, bids and asks best first, with the receiver's counts. */
+static inline void
+itch_write_book(FILE *f, const struct itch_book_view *v, uint32_t depth, const struct itch_counts *c)
+{
+	int first = 1;
+
+	fprintf(f, "{\"session\": \"%s\", \"next_seq\": %" PRIu64 ", \"packets\": %" PRIu64
+			", \"messages\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"gaps\": %" PRIu64
+			", \"lost\": %" PRIu64 ", \"unknown_ref\": %" PRIu64 ", \"book_full\": %" PRIu64
+			", \"stocks\": [", c->session, c->next_seq, c->packets, v->messages, c->duplicates,
+			c->gaps, c->lost, v->unknown_ref, v->book_full);
+	for (uint32_t loc = 0; loc < ITCH_LOCATES; loc++) {
+		const struct itch_level *lv = v->levels[loc % v->nb];
+		char name[9];
+		int n = 8;
+
+		if (!v->seen[loc])
+			continue;
+		while (n > 0 && v->names[loc][n - 1] == ' ')
+			n--;
+		/* Valid JSON whatever the feed says: what is not printable, or a quote, is '?'. */
+		for (int i = 0; i < n; i++) {
+			char ch = v->names[loc][i];
+
+			name[i] = ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' ? '?' : ch;
+		}
+		name[n] = '\0';
+		fprintf(f, "%s\n {\"locate\": %u, \"stock\": \"%s\", \"orders\": %u", first ? "" : ",", loc,
+				name, v->orders[loc]);
+		first = 0;
+		for (uint32_t side = 0; side < 2; side++) {
+			uint32_t l = v->head[loc * 2 + side], k = 0;
+
+			fprintf(f, ", \"%s\": [", side == 0 ? "bids" : "asks");
+			for (; l != ITCH_NONE && k < depth; l = lv[l].next, k++)
+				fprintf(f, "%s[%u, %" PRIu64 ", %u]", k ? ", " : "", lv[l].price, lv[l].shares,
+						lv[l].orders);
+			fprintf(f, "]");
+		}
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n]}\n");
+}
+
 /*
  * The final book of @p nb shards (stock locate L in shard L % nb; the
  * per-locate tables shared), @p depth levels a side, bids and asks best
@@ -31,60 +88,50 @@ itch_write_event(FILE *f, const struct itch_event *ev)
 static inline int
 itch_write_json(FILE *f, const struct itch_book *sh, uint32_t nb, uint32_t depth, const struct itch_counts *c)
 {
+	const struct itch_level *levels[ITCH_MAX_SHARDS_OUT];
 	uint32_t *per = calloc(ITCH_LOCATES, sizeof(uint32_t));
-	uint64_t messages = 0, unknown_ref = 0, book_full = 0;
-	int first = 1;
+	struct itch_book_view v = { .head = sh[0].head, .levels = levels, .nb = nb, .names = sh[0].names,
+		.seen = sh[0].seen, .orders = per };
 
-	if (per == NULL)
+	if (per == NULL || nb > ITCH_MAX_SHARDS_OUT) {
+		free(per);
 		return -1;
+	}
 	for (uint32_t s = 0; s < nb; s++) {
 		const struct itch_book *b = &sh[s];
 
+		levels[s] = b->levels;
 		for (uint32_t i = 0; i < b->order_cap; i++)
 			if (b->orders[i].ref != 0)
 				per[b->levels[b->orders[i].level].locate]++;
-		messages += b->messages;
-		unknown_ref += b->unknown_ref;
-		book_full += b->book_full;
+		v.messages += b->messages;
+		v.unknown_ref += b->unknown_ref;
+		v.book_full += b->book_full;
 	}
-	fprintf(f, "{\"session\": \"%s\", \"next_seq\": %" PRIu64 ", \"packets\": %" PRIu64
-			", \"messages\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"gaps\": %" PRIu64
-			", \"lost\": %" PRIu64 ", \"unknown_ref\": %" PRIu64 ", \"book_full\": %" PRIu64
-			", \"stocks\": [", c->session, c->next_seq, c->packets, messages, c->duplicates,
-			c->gaps, c->lost, unknown_ref, book_full);
-	for (uint32_t loc = 0; loc < ITCH_LOCATES; loc++) {
-		const struct itch_book *b = &sh[loc % nb];
-		char name[9];
-		int n = 8;
-
-		if (!b->seen[loc])
-			continue;
-		while (n > 0 && b->names[loc][n - 1] == ' ')
-			n--;
-		/* Valid JSON whatever the feed says: what is not printable, or a quote, is '?'. */
-		for (int i = 0; i < n; i++) {
-			char ch = b->names[loc][i];
-
-			name[i] = ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' ? '?' : ch;
-		}
-		name[n] = '\0';
-		fprintf(f, "%s\n {\"locate\": %u, \"stock\": \"%s\", \"orders\": %u", first ? "" : ",", loc,
-				name, per[loc]);
-		first = 0;
-		for (uint32_t side = 0; side < 2; side++) {
-			uint32_t l = b->head[loc * 2 + side], k = 0;
-
-			fprintf(f, ", \"%s\": [", side == 0 ? "bids" : "asks");
-			for (; l != ITCH_NONE && k < depth; l = b->levels[l].next, k++)
-				fprintf(f, "%s[%u, %" PRIu64 ", %u]", k ? ", " : "", b->levels[l].price, b->levels[l].shares,
-						b->levels[l].orders);
-			fprintf(f, "]");
-		}
-		fprintf(f, "}");
-	}
-	fprintf(f, "\n]}\n");
+	itch_write_book(f, &v, depth, c);
 	free(per);
 	return 0;
 }
+
+#ifdef GNIO_ITCH_PBOOK_H
+/* The final book of a batch book (itch_pbook.h), as itch_write_json(). 0, or -1 out of memory. */
+static inline int
+itch_write_pjson(FILE *f, const struct itch_pbook *b, uint32_t depth, const struct itch_counts *c)
+{
+	const struct itch_level *levels[1] = { b->levels };
+	uint32_t *per = calloc(ITCH_LOCATES, sizeof(uint32_t));
+	struct itch_book_view v = { .head = b->head, .levels = levels, .nb = 1, .names = b->names, .seen = b->seen,
+		.orders = per, .messages = b->messages, .unknown_ref = b->unknown_ref, .book_full = b->book_full };
+
+	if (per == NULL)
+		return -1;
+	for (uint32_t i = 0; i < b->order_cap; i++)
+		if (b->orders[i].used)
+			per[b->orders[i].locate]++;
+	itch_write_book(f, &v, depth, c);
+	free(per);
+	return 0;
+}
+#endif
 
 #endif /* GNIO_ITCH_OUT_H */

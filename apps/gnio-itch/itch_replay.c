@@ -8,8 +8,12 @@
  * tool does not re-request). A packet cut short (a count or a length beyond
  * it) is counted malformed and its unread messages are passed over. Writes the BBO events and the final book in
  * gnio-itchgen's formats.
+ * --batch: the GPU path's book instead (itch_batch.h: chunks of messages applied
+ * by the phases the GPU runs, here one after another on the CPU, each phase's
+ * items in a shuffled order), for the same files; --batch-shards N: as N of the
+ * GPU's blocks do it, each the stocks of its own (locate mod N).
  * Usage: gnio-itch-replay PCAP [--udp-port N] [--bbo-csv F] [--book-json F] [--depth N]
- *        [--orders N] [--levels N]
+ *        [--orders N] [--levels N] [--batch] [--batch-shards N]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,11 +22,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "itch_batch.h"
 #include "itch_out.h"
 
 struct opts {
 	const char *pcap, *bbo, *json;
-	uint32_t port, depth, orders, levels;
+	uint32_t port, depth, orders, levels, batch;
 };
 
 static void
@@ -56,6 +61,10 @@ parse(int argc, char **argv, struct opts *o)
 			o->pcap = a;
 			continue;
 		}
+		if (strcmp(a, "--batch") == 0) {
+			o->batch = o->batch ? o->batch : 1;
+			continue;
+		}
 		if (v == NULL)
 			fail("a value is missing after ", a);
 		i++;
@@ -71,40 +80,106 @@ parse(int argc, char **argv, struct opts *o)
 			o->orders = pow2_arg("--orders", v);
 		else if (strcmp(a, "--levels") == 0)
 			o->levels = pow2_arg("--levels", v);
+		else if (strcmp(a, "--batch-shards") == 0) {
+			o->batch = (uint32_t)strtoul(v, NULL, 0);
+			if (o->batch == 0 || o->batch > ITCH_B_CPU_SHARDS)
+				fail("--batch-shards: 1 .. ", "16");
+		}
 		else
 			fail("unknown option ", a);
 	}
 	if (o->pcap == NULL)
 		fail("usage: gnio-itch-replay PCAP [--udp-port N] [--bbo-csv F] [--book-json F] [--depth N] "
-				"[--orders N] [--levels N]", NULL);
+				"[--orders N] [--levels N] [--batch] [--batch-shards N]", NULL);
 	if (o->depth == 0)
 		fail("--depth: at least 1", NULL);
+}
+
+/* --batch: the messages to apply, decoded, in order (the GPU path's batch). */
+struct pending {
+	struct itch_msg *m;
+	uint64_t *seq;
+	size_t n, cap;
+};
+
+static void
+pending_add(struct pending *p, const uint8_t *m, uint32_t n, uint64_t seq)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 1u << 16;
+		p->m = realloc(p->m, p->cap * sizeof(*p->m));
+		p->seq = realloc(p->seq, p->cap * sizeof(*p->seq));
+		if (p->m == NULL || p->seq == NULL)
+			fail("out of memory for the messages", NULL);
+	}
+	itch_decode(m, n, &p->m[p->n]);
+	p->seq[p->n++] = seq;
+}
+
+struct out {
+	FILE *bbo;
+	uint64_t events;
+};
+
+static void
+on_event(void *arg, const struct itch_event *ev)
+{
+	struct out *o = arg;
+
+	o->events++;
+	if (o->bbo != NULL)
+		itch_write_event(o->bbo, ev);
+}
+
+/* --batch: every message through the GPU path's batch apply (@p ns shards, its blocks), its phases on the CPU. */
+static void
+apply_batch(struct itch_pbook *pb, uint32_t ns, struct pending *p, struct out *out)
+{
+	struct itch_bctx cs[ITCH_B_CPU_SHARDS];
+	uint64_t *tsc = calloc(p->n + 1, sizeof(*tsc)), rnd = 1;
+
+	if (tsc == NULL || itch_batch_cpu_init(cs, ns, pb) != 0)
+		fail("out of memory for the batch", NULL);
+	itch_batch_apply_cpu(cs, ns, p->m, p->seq, tsc, (uint32_t)p->n, ITCH_B_CHUNK, &rnd, on_event, out);
+	itch_batch_cpu_free(cs, ns);
+	free(tsc);
 }
 
 int
 main(int argc, char **argv)
 {
 	struct opts o;
-	struct itch_book b;
+	struct itch_book b = { 0 }, loc;
+	struct itch_pbook pb = { 0 };
+	struct pending pend = { 0 };
+	struct out out = { 0 };
 	uint8_t hdr[24], rec[16], pkt[65536];
-	uint64_t next = 1, packets = 0, dups = 0, events = 0;
+	uint64_t next = 1, packets = 0, dups = 0, rx_malformed = 0, messages, live;
 	char session[11] = "";
-	FILE *f, *bbo = NULL;
+	FILE *f;
 	struct timespec t0, t1;
 	double sec;
 	void *mem;
 
 	parse(argc, argv, &o);
-	mem = calloc(1, itch_book_bytes(o.orders, o.levels));
-	if (mem == NULL)
-		fail("out of memory for the book", NULL);
-	itch_book_init(&b, mem, o.orders, o.levels);
+	if (o.batch) {
+		mem = calloc(1, itch_pb_bytes(o.orders, o.levels) + ITCH_LOCATE_BYTES);
+		if (mem == NULL)
+			fail("out of memory for the book", NULL);
+		itch_book_init_locates(&loc, (uint8_t *)mem + itch_pb_bytes(o.orders, o.levels));
+		itch_pb_init(&pb, mem, o.orders, o.levels, &loc);
+	} else {
+		mem = calloc(1, itch_book_bytes(o.orders, o.levels));
+		if (mem == NULL)
+			fail("out of memory for the book", NULL);
+		itch_book_init(&b, mem, o.orders, o.levels);
+	}
 	f = fopen(o.pcap, "rb");
 	if (f == NULL)
 		fail("cannot open ", o.pcap);
 	if (fread(hdr, 1, 24, f) != 24 || !(hdr[0] == 0xd4 && hdr[1] == 0xc3 && hdr[2] == 0xb2 && hdr[3] == 0xa1))
 		fail("not a little-endian microsecond pcap: ", o.pcap);
-	if (o.bbo != NULL && (bbo = fopen(o.bbo, "w")) == NULL)
+	if (o.bbo != NULL && (out.bbo = fopen(o.bbo, "w")) == NULL)
 		fail("cannot write ", o.bbo);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (fread(rec, 1, 16, f) == 16) {
@@ -124,7 +199,7 @@ main(int argc, char **argv)
 		end = 14 + itch_be16(pkt + 14 + 2);
 		end = end < len ? end : len;
 		if (end < at + ITCH_MOLD_HDR) {
-			b.malformed++;          /* ours, but no whole MoldUDP64 header */
+			rx_malformed++;         /* ours, but no whole MoldUDP64 header */
 			continue;
 		}
 		packets++;
@@ -150,21 +225,28 @@ main(int argc, char **argv)
 			uint32_t n;
 
 			if (itch_mold_next(pkt + at, end - at, &pos, &m, &n) != 1) {
-				b.malformed++;      /* a count or a length beyond the packet */
+				rx_malformed++;     /* a count or a length beyond the packet */
 				break;
 			}
-			if (seq >= next && itch_apply(&b, m, n, seq, &ev) == 1) {
-				events++;
-				if (bbo != NULL)
-					itch_write_event(bbo, &ev);
-			}
+			if (seq < next)
+				continue;
+			if (o.batch)
+				pending_add(&pend, m, n, seq);
+			else if (itch_apply(&b, m, n, seq, &ev) == 1)
+				on_event(&out, &ev);
 		}
 		next = first + count > next ? first + count : next;
+	}
+	if (o.batch) {
+		apply_batch(&pb, o.batch, &pend, &out);
+		pb.malformed += rx_malformed;
+	} else {
+		b.malformed += rx_malformed;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	fclose(f);
-	if (bbo != NULL && fclose(bbo) != 0)
+	if (out.bbo != NULL && fclose(out.bbo) != 0)
 		fail("cannot write ", o.bbo);
 	if (o.json != NULL) {
 		FILE *j = fopen(o.json, "w");
@@ -174,17 +256,23 @@ main(int argc, char **argv)
 		struct itch_counts c = { .next_seq = next, .packets = packets, .duplicates = dups };
 
 		memcpy(c.session, session, sizeof(c.session));
-		if (itch_write_json(j, &b, 1, o.depth, &c) != 0)
+		if ((o.batch ? itch_write_pjson(j, &pb, o.depth, &c) : itch_write_json(j, &b, 1, o.depth, &c)) != 0)
 			fail("out of memory", NULL);
 		if (fclose(j) != 0)
 			fail("cannot write ", o.json);
 	}
+	messages = o.batch ? pb.messages : b.messages;
+	live = o.batch ? pb.live_orders : b.live_orders;
 	printf("gnio-itch-replay: %" PRIu64 " packets (%" PRIu64 " duplicates), %" PRIu64 " messages, %"
-			PRIu64 " BBO events, %u live orders, unknown_ref %" PRIu64 ", book_full %" PRIu64
+			PRIu64 " BBO events, %" PRIu64 " live orders, unknown_ref %" PRIu64 ", book_full %" PRIu64
 			", unknown type %" PRIu64 ", malformed %" PRIu64 "; %.3f s with the pcap read: "
-			"%.2f M messages/s on one core\n", packets, dups, b.messages, events, b.live_orders,
-			b.unknown_ref, b.book_full, b.unknown_type, b.malformed, sec,
-			(double)b.messages / sec / 1e6);
+			"%.2f M messages/s on one core%s\n", packets, dups, messages, out.events, live,
+			o.batch ? pb.unknown_ref : b.unknown_ref, o.batch ? pb.book_full : b.book_full,
+			o.batch ? pb.unknown_type : b.unknown_type, o.batch ? pb.malformed : b.malformed, sec,
+			(double)messages / sec / 1e6, o.batch ? " (the GPU path's batch apply, its phases one after "
+			"another)" : "");
 	free(mem);
+	free(pend.m);
+	free(pend.seq);
 	return 0;
 }

@@ -10,13 +10,18 @@
 #include <gnio/gnio_verdict.h>
 
 #include "itch_feed.h"
+#include "itch_gpu.h"
 
-/* The handler's state: the ports it takes, then the feed (its tables after it). */
+/*
+ * The handler's state: the ports it takes, the GPU path's book (its tables
+ * after the feed's), then the feed (its tables after it).
+ */
 struct itch_state {
 	uint32_t udp_port;          /* the feed's UDP port, 0: any */
 	uint32_t local_port;        /* where re-requests are answered (always taken) */
 	uint32_t pad[14];
-	struct itch_feed feed;      /* must stay last: the tables follow it */
+	struct itch_gpu gpu;        /* the GPU path's (unused by the CPU path) */
+	struct itch_feed feed __attribute__((aligned(64)));   /* must stay last: the tables follow it */
 };
 
 /*

@@ -5,8 +5,9 @@ plain feed and for one with duplicates, reordered packets and heartbeats; each g
 reordered packet) asked for once with a well-formed MoldUDP64 re-request to --rerequest,
 sent back out of the feed's port (the tx pcap); --udp-port filters; every packet accounted
 for, pools full; bad options exit 2 with one line.
---consumer cuda-kernel: the same on the GPU path (its own kernel, the book in GPU memory), bit
-for bit the same files; exits 77 where there is no CUDA GPU. GNIO_ITCH_WRAP: a command put
+--consumer cuda-kernel: the same on the GPU path (its own kernel and book in GPU memory, a batch
+of messages applied at a time by blocks of threads), bit for bit the same files; exits 77 where
+there is no CUDA GPU. GNIO_ITCH_WRAP: a command put
 before gnio-itch (compute-sanitizer ...)."""
 import argparse
 import json
@@ -120,13 +121,15 @@ def main():
         ck.check(len(reqs) == want["gaps"], "%s: one re-request a gap (%d, %d gaps)" % (name, len(reqs), want["gaps"]))
         ck.check(all(ok and s == want["session"].encode() and c > 0 for ok, s, (_, c) in reqs),
                  "%s: each re-request well formed, to --rerequest, for the session" % name)
-    # The book split by stock locate (the GPU path: always 31 shards, one warp each): the reference's
-    # files on the messy feed; and with tables too small for the feed (book_full, adds refused at
-    # both capacities), the same files and counts as one whole book on the CPU: the capacities
-    # count every shard's orders and levels.
+    # The CPU path's book split by stock locate (31 shards; the GPU path's own book, blocks each
+    # applying the stocks of their own): the reference's files on the messy feed; and with tables
+    # too small for the feed (book_full, adds refused at both capacities), the same files and
+    # counts as one whole book on the CPU: the capacities count every shard's orders and levels.
     split = ["--shards", "31"] if a.consumer == "host" else []
     ref = gen(d, "messy", "--dup-every", "5", "--reorder-every", "7")
-    r, out = itch(d, "split", ref["pcap"], "--rerequest", "10.9.8.7:4242", *split)
+    # (Tables of a size for this feed: each of 31 shards can hold every live order, 31 times the memory.)
+    r, out = itch(d, "split", ref["pcap"], "--rerequest", "10.9.8.7:4242", "--orders", "65536", "--levels", "16384",
+                  *split)
     ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read() and
              json.load(open(out["book"])) == json.load(open(ref["book"])),
              "31 shards: the reference's events and book (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
@@ -138,8 +141,9 @@ def main():
         b2 = json.load(open(part["book"])) if r2.returncode == 0 else {}
         ck.check(r1.returncode == 0 and r2.returncode == 0 and b1.get("book_full", 0) > 0 and b1 == b2 and
                  open(whole["bbo"]).read() == open(part["bbo"]).read(),
-                 "%s: book_full %s, the same events and book split as whole (exit %d, %d)" % (
-                     " ".join(small), b1.get("book_full"), r1.returncode, r2.returncode))
+                 "%s: book_full %s, the same events and book split as whole (exit %d, %d: %s)" % (
+                     " ".join(small), b1.get("book_full"), r1.returncode, r2.returncode,
+                     (r1.stderr + r2.stderr).strip()[-300:]))
     # --events-udp: every event also as UDP, on the port's own TX queue: the same events as the CSV,
     # in order, each once; the re-requests still on the pipeline's queue.
     ref = gen(d, "messy", "--dup-every", "5", "--reorder-every", "7")

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """gnio-itchgen, the ITCH 5.0 / MoldUDP64 feed generator and reference book of gnio-itch,
-and gnio-itch's own book (itch_book.h, through gnio-itch-replay): the same BBO events byte
-for byte and the same final book as the reference, duplicates skipped; malformed packets
+and gnio-itch's own books (itch_book.h, and with --batch the GPU path's, itch_batch.h, its
+phases run on the CPU; both through gnio-itch-replay): the same BBO events byte for byte and
+the same final book as the reference, duplicates skipped; malformed packets
 (counts and lengths beyond the packet, zero-length messages, cut headers, unknown types,
 wrong lengths) counted, never read past (the sanitizer build runs this too). The generator:
 the same bytes for the same seed; frames with right IPv4 and UDP checksums (scapy checks
@@ -78,7 +79,7 @@ def replay(pcap, d, name, *args):
     return r, open(bbo).read() if ok else "", json.load(open(js)) if ok else {}
 
 
-def malformed(d, ck):
+def malformed(d, ck, *args):
     """Packets a parser must not trust: each counted, nothing read past the packet."""
     def mold(seq, count, body):
         return b"GNIO000001" + struct.pack(">QH", seq, count) + body
@@ -101,7 +102,7 @@ def malformed(d, ck):
     pcap = os.path.join(d, "malformed.pcap")
     wrpcap(pcap, [Ether() / IP(src="10.0.0.1", dst="233.54.12.1") / UDP(sport=1, dport=26400) / Raw(p)
                   for p in payloads])
-    r, bbo, book = replay(pcap, d, "malformed")
+    r, bbo, book = replay(pcap, d, "malformed", *args)
     print(r.stdout.strip() or r.stderr.strip())
     ck.check(r.returncode == 0, "malformed packets: replay exit 0: %s" % r.stderr)
     ck.check("unknown type 2" in r.stdout and "malformed 5" in r.stdout,
@@ -181,9 +182,24 @@ def main():
     r6, bbo6, book6 = replay(f6["pcap"], d, "e")
     ck.check(r6.returncode == 0 and bbo6 == open(f1["bbo"]).read() and
              book6 == json.load(open(f6["book"])), "itch_book.h: duplicates and heartbeats skipped")
-    r7, _, book7 = replay(f1["pcap"], d, "small", "--orders", "1024")
+    r7, bbo7, book7 = replay(f1["pcap"], d, "small", "--orders", "1024")
     ck.check(r7.returncode == 0 and book7["book_full"] > 0, "a full order table: book_full, no crash")
+    # The GPU path's book (itch_batch.h: chunks of messages applied at once), its phases run on the CPU:
+    # the same events and book, also with tables too small (adds refused, the chunks cut there).
+    # --batch-shards: as the GPU's blocks do, each the stocks of its own.
+    for shards in ("1", "3"):
+        r8, bbo8, book8 = replay(f1["pcap"], d, "batch", "--depth", "100000", "--batch", "--batch-shards", shards)
+        print(r8.stdout.strip())
+        ck.check(r8.returncode == 0 and bbo8 == open(f1["bbo"]).read() and book8 == book,
+                 "itch_batch.h, %s shard(s): the same BBO events, final book and counts" % shards)
+    for small in (["--orders", "1024"], ["--levels", "128"]):
+        r9, bbo9, book9 = replay(f1["pcap"], d, "small-serial", *small)
+        r10, bbo10, book10 = replay(f1["pcap"], d, "small-batch", "--batch", "--batch-shards", "2", *small)
+        ck.check(r9.returncode == 0 and r10.returncode == 0 and book9["book_full"] > 0 and
+                 (bbo10, book10) == (bbo9, book9), "itch_batch.h, %s: book_full %s, the same events and "
+                 "book as itch_book.h" % (" ".join(small), book9.get("book_full")))
     malformed(d, ck)
+    malformed(d, ck, "--batch")
     # Bad input.
     for args in (["--messages", "0"], ["--from-itch", "/nonexistent"], ["--depth", "0"]):
         r, _ = gen(d, "bad", *args)
