@@ -16,11 +16,15 @@
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--shards N] [--rx-pps N]
  *        [--backpressure] [--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N]
+ *        [--item-pkts N]
  * --shards splits the CPU path's book by stock locate; the results are the same
  * with any number. The GPU path has its own book (itch_pbook.h), applied a batch
  * of messages at a time by a block of threads (itch_batch.h, itch_kernel.cu).
  * --events-udp sends every BBO event as UDP to IP:PORT (from --local) on the
  * first port's own TX queue (itch_send.h).
+ * --item-pkts N: packets a burst-queue item holds at most (32 to 512; the library's
+ * default, 4 bursts, when not given): the GPU path applies about an item's
+ * messages at once at full rate, a chunk's fixed cost shared by them.
  * --gpu-blocks N: the GPU path's blocks (default ITCH_GPU_BLOCKS), each applying
  * the stocks of its own (locate mod N), block 0 the receiver too.
  * --stall-ms: how long an item may wait for the consumer before the run fails
@@ -54,7 +58,7 @@
 
 struct opts {
 	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards, poll_us, stall_ms;
-	uint32_t gpu_blocks;
+	uint32_t gpu_blocks, item_pkts;
 	uint32_t req_ip, local_ip, ev_ip;
 	uint16_t req_port, local_port, ev_port;
 	bool exit_at_end;
@@ -107,7 +111,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
 		{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
 		{ "poll-us", required_argument, NULL, 'Q' }, { "stall-ms", required_argument, NULL, 'W' },
-		{ "gpu-blocks", required_argument, NULL, 'K' },
+		{ "gpu-blocks", required_argument, NULL, 'K' }, { "item-pkts", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -137,6 +141,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'Q': o->poll_us = num("--poll-us", optarg, 0, 1000000); break;
 		case 'W': o->stall_ms = num("--stall-ms", optarg, 1, 3600000); break;
 		case 'K': o->gpu_blocks = num("--gpu-blocks", optarg, 1, ITCH_GPU_MAX_BLOCKS); break;
+		case 'I': o->item_pkts = num("--item-pkts", optarg, 32, 512); break;
 		case 'c':
 			if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda-kernel") != 0)
 				app_fail("--consumer=%s: host or cuda-kernel", optarg);
@@ -151,7 +156,7 @@ parse(int argc, char **argv, struct opts *o)
 					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
 					"[--max-pending N] [--shards N] [--rx-pps N] [--backpressure] "
-					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N]\n");
+					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N] [--item-pkts N]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -367,6 +372,7 @@ main(int argc, char **argv)
 	conf.rx.rx_pps = o.rx_pps;
 	if (o.stall_ms != 0)
 		conf.consumer.stall_ms = o.stall_ms;
+	conf.queue.item_pkts = (uint16_t)o.item_pkts;     /* (0: the library's, 4 bursts) */
 	conf.ports.app_txq = o.ev_port != 0;   /* --events-udp: a TX queue of our own */
 	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
 	if (o.backpressure)
