@@ -373,14 +373,6 @@ itch_b_reps(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 			(uint32_t)c->s->u.hash[c->g->oslot[j]] << ITCH_B_BITS | j : ~0u;
 }
 
-/* Fill the keys from nkeys to @p size with the largest (the GPU sorts that many). */
-GNIO_HD static inline void
-itch_b_pad(struct itch_bctx *c, uint32_t size, uint32_t tid, uint32_t nt)
-{
-	for (uint32_t k = c->s->nkeys + tid; k < size; k += nt)
-		c->s->keys[k] = 0xffffffffu;
-}
-
 /*
  * The keys of ops (or effects) 0 .. 2n - 1 that are not ~0u, into s->keys in
  * their order (one thread: the CPU's; the GPU packs with a block-wide scan).
@@ -819,16 +811,8 @@ itch_b_events(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		x = s->e_info[2 * i] != 0 ? s->e_info[2 * i] : s->e_info[2 * i + 1];
 		side = ITCH_B_E_SIDE(x);
 		itch_b_best_at(c, d->locate, side ^ 1, i, &opx, &osh);
-		ev->seq = c->seq[i];
-		ev->ts = d->ts;
+		itch_event_fill(ev, d, c->seq[i], side, g->mb_px[i], g->mb_sh[i], opx, osh);
 		ev->rx_tsc = c->tsc[i];
-		ev->locate = d->locate;
-		ev->bid_px = side == 0 ? g->mb_px[i] : opx;
-		ev->bid_shares = side == 0 ? g->mb_sh[i] : osh;
-		ev->ask_px = side == 0 ? opx : g->mb_px[i];
-		ev->ask_shares = side == 0 ? osh : g->mb_sh[i];
-		for (uint32_t k = 0; k < sizeof(ev->pad) / sizeof(ev->pad[0]); k++)
-			ev->pad[k] = 0;
 	}
 	itch_b_sum(&s->cnt[3], unknown);
 	itch_b_sum(&s->nevents, events);
@@ -852,11 +836,8 @@ itch_b_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		const struct itch_msg *d = &c->m[i];
 
 		if (itch_b_mine(c, i) && d->status == ITCH_MSG_OK && d->type == 'R' &&
-				b->name_seq[d->locate] == itch_b_rname(c, i)) {
-			for (int k = 0; k < 8; k++)
-				b->names[d->locate][k] = (char)(d->ref >> (56 - 8 * k));
-			b->seen[d->locate] = 1;
-		}
+				b->name_seq[d->locate] == itch_b_rname(c, i))
+			itch_name_store(b->names, b->seen, d);
 	}
 	for (uint32_t q = tid; q < s->ngroups; q += nt) {
 		uint32_t r = g->glist[q], o = g->g_pre[r];

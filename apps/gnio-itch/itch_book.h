@@ -471,6 +471,63 @@ itch_bbo(const struct itch_book *b, uint32_t locate, uint64_t out[4])
 	itch_best(b, locate, 1, &out[2], &out[3]);
 }
 
+/* A Stock Directory message @p d names its stock: the name's 8 bytes into @p names, the stock @p seen. */
+GNIO_HD static inline void
+itch_name_store(char (*names)[8], uint8_t *seen, const struct itch_msg *d)
+{
+	for (int k = 0; k < 8; k++)
+		names[d->locate][k] = (char)(d->ref >> (56 - 8 * k));
+	seen[d->locate] = 1;
+}
+
+/*
+ * What every book does first with decoded message @p d (its counts, a Stock
+ * Directory's name into @p names and @p seen): -1 malformed, 0 nothing more
+ * to do, 1 an order message (A, F, E, C, X, D, U) for the book to apply.
+ */
+GNIO_HD static inline int
+itch_msg_prologue(const struct itch_msg *d, uint64_t *unknown_type, uint64_t *malformed, uint64_t *messages,
+		char (*names)[8], uint8_t *seen)
+{
+	uint8_t t = d->type;
+
+	if (d->status == ITCH_MSG_UNKNOWN) {
+		(*unknown_type)++;
+		return 0;
+	}
+	if (d->status == ITCH_MSG_MALFORMED) {
+		(*malformed)++;
+		return -1;
+	}
+	(*messages)++;
+	if (t == 'R') {
+		itch_name_store(names, seen, d);
+		return 0;
+	}
+	return t == 'A' || t == 'F' || t == 'E' || t == 'C' || t == 'X' || t == 'D' || t == 'U';
+}
+
+/*
+ * The event of message @p d (sequence number @p seq) on side @p side of its
+ * stock: that side's best after it (@p px, @p sh), the other side's (@p opx,
+ * @p osh); its RX time 0 (the receiver's to set).
+ */
+GNIO_HD static inline void
+itch_event_fill(struct itch_event *ev, const struct itch_msg *d, uint64_t seq, uint32_t side, uint64_t px,
+		uint64_t sh, uint64_t opx, uint64_t osh)
+{
+	ev->seq = seq;
+	ev->ts = d->ts;
+	ev->locate = d->locate;
+	ev->bid_px = (uint32_t)(side == 0 ? px : opx);
+	ev->bid_shares = side == 0 ? sh : osh;
+	ev->ask_px = (uint32_t)(side == 0 ? opx : px);
+	ev->ask_shares = side == 0 ? osh : sh;
+	ev->rx_tsc = 0;
+	for (uint32_t k = 0; k < sizeof(ev->pad) / sizeof(ev->pad[0]); k++)
+		ev->pad[k] = 0;
+}
+
 /*
  * Apply decoded message @p d, MoldUDP64 sequence number @p seq. Returns 1 and
  * fills @p ev when the best bid or offer of its stock changed, 0 when not, -1
@@ -484,24 +541,10 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	uint32_t locate = d->locate, o = ITCH_NONE, side;
 	uint64_t px0, sh0, px1, sh1, opx, osh;
 	uint8_t t = d->type;
+	int r = itch_msg_prologue(d, &b->unknown_type, &b->malformed, &b->messages, b->names, b->seen);
 
-	if (d->status == ITCH_MSG_UNKNOWN) {
-		b->unknown_type++;
-		return 0;
-	}
-	if (d->status == ITCH_MSG_MALFORMED) {
-		b->malformed++;
-		return -1;
-	}
-	b->messages++;
-	if (t == 'R') {
-		for (int k = 0; k < 8; k++)
-			b->names[locate][k] = (char)(d->ref >> (56 - 8 * k));
-		b->seen[locate] = 1;
-		return 0;
-	}
-	if (t != 'A' && t != 'F' && t != 'E' && t != 'C' && t != 'X' && t != 'D' && t != 'U')
-		return 0;
+	if (r != 1)
+		return r;
 	if (t == 'A' || t == 'F') {
 		side = d->side;
 	} else {
@@ -538,16 +581,7 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	if (px0 == px1 && sh0 == sh1)
 		return 0;
 	itch_best(b, locate, side ^ 1, &opx, &osh);
-	ev->seq = seq;
-	ev->ts = d->ts;
-	ev->locate = (uint16_t)locate;
-	ev->bid_px = (uint32_t)(side == 0 ? px1 : opx);
-	ev->bid_shares = side == 0 ? sh1 : osh;
-	ev->ask_px = (uint32_t)(side == 0 ? opx : px1);
-	ev->ask_shares = side == 0 ? osh : sh1;
-	ev->rx_tsc = 0;                    /* (the receiver's to set: the book does not know it) */
-	for (uint32_t k = 0; k < sizeof(ev->pad) / sizeof(ev->pad[0]); k++)
-		ev->pad[k] = 0;
+	itch_event_fill(ev, d, seq, side, px1, sh1, opx, osh);
 	return 1;
 }
 

@@ -561,7 +561,11 @@ itch_sort_by(struct itch_bshm *s, uint32_t tid)
 		s->keys[tid * IPT + u] = k[u];
 }
 
-/* Every thread: the keys that are not ~0u packed in op order into s->keys (itch_b_pack()'s, with a scan). */
+/*
+ * Every thread: the keys that are not ~0u packed in op order into s->keys
+ * (itch_b_pack()'s, with a scan), the rest up to what the sort takes
+ * (itch_sort_size()) the largest key.
+ */
 __device__ __noinline__ static void
 itch_pack(struct itch_bctx cv, uint32_t tid)
 {
@@ -576,21 +580,27 @@ itch_pack(struct itch_bctx cv, uint32_t tid)
 		f[u] = v[u] != ~0u;
 	}
 	itch_scan(*(itch_scan::TempStorage *)s->u.sort_tmp).ExclusiveSum(f, pos, tot);
-	for (uint32_t u = 0; u < ITCH_B_OPS / ITCH_THREADS; u++)
+	for (uint32_t u = 0; u < ITCH_B_OPS / ITCH_THREADS; u++) {
+		uint32_t k = tid * (ITCH_B_OPS / ITCH_THREADS) + u;
+
 		if (f[u])
 			s->keys[pos[u]] = v[u];
+		/* (No thread packs a key at or past tot: this thread's slots there are its own to fill.) */
+		if (k >= tot && k < (tot <= ITCH_B_OPS / 2 ? ITCH_B_OPS / 2 : ITCH_B_OPS))
+			s->keys[k] = 0xffffffffu;
+	}
 	if (tid == 0)
 		s->nkeys = tot;
 }
 
-/* How many keys the sort takes: nkeys padded (itch_b_pad()) to what the smaller sort holds, or all. */
+/* How many keys the sort takes: nkeys padded (itch_pack()) to what the smaller sort holds, or all. */
 __device__ static uint32_t
 itch_sort_size(const struct itch_bshm *s)
 {
 	return s->nkeys <= ITCH_B_OPS / 2 ? ITCH_B_OPS / 2 : ITCH_B_OPS;
 }
 
-/* Every thread: the keys (pad them first to itch_sort_size()) sorted. */
+/* Every thread: the keys (itch_pack(): padded to itch_sort_size()) sorted. */
 __device__ __noinline__ static void
 itch_sort_keys(struct itch_bshm *s, uint32_t tid)
 {
@@ -753,7 +763,6 @@ itch_apply(struct itch_state *st, uint32_t tid)
 		ITCH_STEP(ITCH_PH_OPS, itch_b_ops_k(c, tid));
 		ITCH_STEP(ITCH_PH_OPS, itch_b_reps_k(c, tid));
 		ITCH_STEP(ITCH_PH_SORT1, itch_pack(c, tid));
-		ITCH_STEP(ITCH_PH_SORT1, itch_b_pad(&c, itch_sort_size(s), tid, ITCH_THREADS));
 		ITCH_STEP(ITCH_PH_SORT1, itch_sort_keys(s, tid));
 		ITCH_STEP(ITCH_PH_ORDERS, itch_b_orders_k(c, tid));
 		for (;;) {
@@ -775,7 +784,6 @@ itch_apply(struct itch_state *st, uint32_t tid)
 		ITCH_STEP(ITCH_PH_LEVELS, itch_b_lgroup_k(c, tid));
 		ITCH_STEP(ITCH_PH_LEVELS, itch_b_lmake_k(c, tid));
 		ITCH_STEP(ITCH_PH_SORT2, itch_pack(c, tid));
-		ITCH_STEP(ITCH_PH_SORT2, itch_b_pad(&c, itch_sort_size(s), tid, ITCH_THREADS));
 		ITCH_STEP(ITCH_PH_SORT2, itch_sort_keys(s, tid));
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_sides_k(c, tid));
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_lplace_k(c, tid));

@@ -449,24 +449,10 @@ itch_pb_apply_one(struct itch_pbook *b, const struct itch_msg *d, uint64_t seq, 
 	uint32_t locate = d->locate, side, o = ITCH_NONE;
 	uint64_t px0, sh0, px1, sh1, opx, osh;
 	uint8_t t = d->type;
+	int r = itch_msg_prologue(d, &b->unknown_type, &b->malformed, &b->messages, b->names, b->seen);
 
-	if (d->status == ITCH_MSG_UNKNOWN) {
-		b->unknown_type++;
-		return 0;
-	}
-	if (d->status == ITCH_MSG_MALFORMED) {
-		b->malformed++;
-		return -1;
-	}
-	b->messages++;
-	if (t == 'R') {
-		for (int k = 0; k < 8; k++)
-			b->names[locate][k] = (char)(d->ref >> (56 - 8 * k));
-		b->seen[locate] = 1;
-		return 0;
-	}
-	if (t != 'A' && t != 'F' && t != 'E' && t != 'C' && t != 'X' && t != 'D' && t != 'U')
-		return 0;
+	if (r != 1)
+		return r;
 	if (t == 'A' || t == 'F') {
 		side = d->side;
 	} else {
@@ -506,16 +492,7 @@ itch_pb_apply_one(struct itch_pbook *b, const struct itch_msg *d, uint64_t seq, 
 	if (px0 == px1 && sh0 == sh1)
 		return 0;
 	itch_pb_best(b, locate, side ^ 1, &opx, &osh);
-	ev->seq = seq;
-	ev->ts = d->ts;
-	ev->locate = (uint16_t)locate;
-	ev->bid_px = (uint32_t)(side == 0 ? px1 : opx);
-	ev->bid_shares = side == 0 ? sh1 : osh;
-	ev->ask_px = (uint32_t)(side == 0 ? opx : px1);
-	ev->ask_shares = side == 0 ? osh : sh1;
-	ev->rx_tsc = 0;
-	for (uint32_t k = 0; k < sizeof(ev->pad) / sizeof(ev->pad[0]); k++)
-		ev->pad[k] = 0;
+	itch_event_fill(ev, d, seq, side, px1, sh1, opx, osh);
 	return 1;
 }
 
