@@ -168,7 +168,7 @@ parse(int argc, char **argv, struct opts *o)
 		app_fail("%s: the GPU path's (--consumer cuda-kernel)", "--gpu-blocks");
 	if (strcmp(o->consumer, "host") != 0) {
 		if (o->shards != 0) {
-			fprintf(stderr, APP ": --shards=%u: the CPU path's (the GPU path's book is not split)\n",
+			fprintf(stderr, APP ": --shards=%u: the CPU path's (the GPU path's: --gpu-blocks)\n",
 					o->shards);
 			exit(2);
 		}

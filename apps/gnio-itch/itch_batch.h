@@ -8,10 +8,11 @@
  * stock side's levels and best level are walked in on-chip memory, the only
  * serial part, at a few instructions a message.
  *
- * The GPU path runs the phases with the threads of one block, a barrier
- * between each (itch_kernel.cu); itch_batch_cpu() below runs them on the CPU,
- * each phase's items in a shuffled order, as the tests do. Every phase is
- * written once here (GNIO_HD): for (x = tid; x < count; x += nt).
+ * The GPU path runs the phases with the threads of a block, a barrier between
+ * each, every block (a shard) the stocks of locates shard mod shards
+ * (itch_kernel.cu); itch_batch_cpu() below runs them on the CPU, each phase's
+ * items in a shuffled order by emulated threads and shards, as the tests do.
+ * Every phase is written once here (GNIO_HD): for (x = tid; x < count; x += nt).
  *
  *  ops      each message's order operations, op 2i and 2i+1 of message i: an
  *           add (A, F), a reduce (E, C, X), a delete (D), or for a replace (U)
@@ -24,10 +25,11 @@
  *           replace's add waits for its delete (another order): rounds of
  *           walks until none waits.
  *  levels   the effects grouped by level (locate, side, price) and by stock
- *           side (locate, side); each level's state before from the book.
+ *           side (locate, side); each level's pool entry before, marked.
  *  (sort)   the effects by (stock side, op).
  *  sides    each stock side's best level before, and its best level that no
- *           effect touches (the book's list).
+ *           effect touches (the book's list); each touched level a number
+ *           among its side's (contiguous: lplace), its state before on chip.
  *  swalk    each stock side alone, its effects in order: its levels' shares
  *           and orders, its best level after each message: an event where it
  *           changed (price or shares).
