@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <fcntl.h>
 #include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -38,13 +41,47 @@ gnio_test_have_hugepages(void)
 				mounted = 1;
 		endmntent(f);
 	}
-	/* Each test takes at most 256 MiB: ask for that much headroom. */
-	return mounted && free_pages >= 128;
+	/* Each test takes 256 MiB or a little more, two run at once: ask for twice that. */
+	return mounted && free_pages >= 256;
+}
+
+/*
+ * Hugepages that /proc/meminfo calls free may still not be ours to map (a cgroup's limit,
+ * another test's pages taken between the look and the EAL's mapping, two EALs reading the
+ * hugepage directory at once): then run the test again, from its start, without them. The
+ * EAL cannot be started twice in one process.
+ */
+static void
+rerun_without_hugepages(const char *why)
+{
+	static char buf[8192];
+	char *argv[64];
+	ssize_t n;
+	int argc = 0, fd;
+
+	fd = open("/proc/self/cmdline", O_RDONLY);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *p = buf; p < buf + n && argc < 63; p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	fprintf(stderr, "note: the EAL did not start on hugepages (%s): running the test again with --no-huge\n",
+			why);
+	fflush(NULL);
+	setenv("GNIO_NO_HUGE", "1", 1);
+	execv("/proc/self/exe", argv);
+	fprintf(stderr, "FAIL: re-running without hugepages: %s\n", strerror(errno));
 }
 
 void
 gnio_test_eal_init(const char *prog, const char *lcores, int nb_extra, const char *const *extra)
 {
+	int huge = gnio_test_have_hugepages();
 	char *argv[64];
 	int argc = 0;
 
@@ -54,7 +91,7 @@ gnio_test_eal_init(const char *prog, const char *lcores, int nb_extra, const cha
 	argv[argc++] = (char *)"--log-level=lib.eal:error";
 	argv[argc++] = (char *)"--no-telemetry";
 	argv[argc++] = (char *)"--no-pci";
-	if (gnio_test_have_hugepages()) {
+	if (huge) {
 		argv[argc++] = (char *)"--in-memory";
 		argv[argc++] = (char *)"-m";
 		argv[argc++] = (char *)"256";
@@ -78,6 +115,8 @@ gnio_test_eal_init(const char *prog, const char *lcores, int nb_extra, const cha
 	}
 	argv[argc] = NULL;
 	if (rte_eal_init(argc, argv) < 0) {
+		if (huge)
+			rerun_without_hugepages(rte_strerror(rte_errno));
 		fprintf(stderr, "FAIL: EAL init: %s\n", rte_strerror(rte_errno));
 		exit(1);
 	}

@@ -18,7 +18,7 @@ def have_hugepages():
         free = [int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("HugePages_Free")][0]
     except (OSError, IndexError):
         return False
-    return free >= 128 and "hugetlbfs" in open("/proc/mounts").read()
+    return free >= 256 and "hugetlbfs" in open("/proc/mounts").read()
 
 
 def eal_mem(prefix=None):
