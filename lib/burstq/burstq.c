@@ -506,7 +506,8 @@ bq_line_take(struct gnio_burstq *q, uint32_t seq, struct rte_mbuf *m, uint16_t *
 	uint64_t *a = &q->dev->lq_ans[(size_t)(seq & q->lq_mask) * q->lq_words];
 	uint32_t nmask = (q->dev->lq_inline / 4 + 31) / 32, mask[GNIO_LQ_MASK_WORDS];
 	uint64_t v = __atomic_load_n(&a[GNIO_LQ_A_VERDICT], __ATOMIC_RELAXED);
-	uint32_t any = 0;
+	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t dlen = m->data_len;
 
 	if (!gnio_lq_is(v, seq))
 		return false;
@@ -516,24 +517,29 @@ bq_line_take(struct gnio_burstq *q, uint32_t seq, struct rte_mbuf *m, uint16_t *
 		if (!gnio_lq_is(w, seq))
 			return false;
 		mask[k] = gnio_lq_val(w);
-		any |= mask[k];
 	}
-	for (uint32_t j = 0; any != 0 && j < q->dev->lq_inline / 4; j++)
-		if (gnio_lq_changed(mask, j) &&
-				!gnio_lq_is(__atomic_load_n(&a[GNIO_LQ_HDR_WORDS + j], __ATOMIC_RELAXED), seq))
-			return false;
-	/* Every word is there: apply, then zero what was read. */
-	for (uint32_t j = 0; any != 0 && j < q->dev->lq_inline / 4; j++) {
-		uint32_t b, at = 4 * j;
+	/*
+	 * One pass over the changed words: each into the mbuf as soon as it is
+	 * there (a word written again on the next poll is the same word); none is
+	 * zeroed until all are.
+	 */
+	for (uint32_t k = 0; k < nmask; k++)
+		for (uint32_t bits = mask[k]; bits != 0; bits &= bits - 1) {
+			uint32_t j = 32 * k + (uint32_t)__builtin_ctz(bits), at = 4 * j;
+			uint64_t w = __atomic_load_n(&a[GNIO_LQ_HDR_WORDS + j], __ATOMIC_RELAXED);
+			uint32_t b = gnio_lq_val(w);
 
-		if (!gnio_lq_changed(mask, j))
-			continue;
-		b = gnio_lq_val(a[GNIO_LQ_HDR_WORDS + j]);
-		if (at < m->data_len)
-			memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, at), &b,
-					RTE_MIN(4u, (uint32_t)m->data_len - at));
-		__atomic_store_n(&a[GNIO_LQ_HDR_WORDS + j], 0, __ATOMIC_RELAXED);
-	}
+			if (!gnio_lq_is(w, seq))
+				return false;
+			if (at + 4 <= dlen)
+				memcpy(data + at, &b, 4);
+			else if (at < dlen)
+				memcpy(data + at, &b, dlen - at);
+		}
+	for (uint32_t k = 0; k < nmask; k++)
+		for (uint32_t bits = mask[k]; bits != 0; bits &= bits - 1)
+			__atomic_store_n(&a[GNIO_LQ_HDR_WORDS + 32 * k + (uint32_t)__builtin_ctz(bits)], 0,
+					__ATOMIC_RELAXED);
 	for (uint32_t k = 0; k <= nmask; k++)
 		__atomic_store_n(&a[k], 0, __ATOMIC_RELAXED);
 	*verdict = (uint16_t)gnio_lq_val(v);
