@@ -585,6 +585,82 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	return 1;
 }
 
+/* Messages of a packet that a CPU applies with both prefetch steps, at most (the rest with the first). */
+#define ITCH_PF_AHEAD 64u
+
+/*
+ * Ask for the lines message @p m (@p n bytes) will look up first, before it is
+ * applied (the CPU; a no-op on a GPU): its order's home slot (A, F, U: the new
+ * order's too) and, for an add, its price level's index slot and its stock's
+ * best level of that side. A packet's messages prefetched together, then
+ * applied in order, wait for their misses at once instead of one after another.
+ */
+GNIO_HD static inline void
+itch_book_prefetch(const struct itch_book *b, const uint8_t *m, uint32_t n)
+{
+#ifndef __CUDA_ARCH__
+	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0, om = b->order_cap - 1, locate, side;
+
+	if (len == 0 || len != n)
+		return;
+	switch (m[0]) {
+	case 'A': case 'F':
+		locate = itch_be16(m + 1);
+		side = m[19] == 'S';
+		__builtin_prefetch(&b->orders[itch_hash64(itch_be_n(m + 11, 8)) & om]);
+		__builtin_prefetch(&b->lindex[itch_hash64(itch_level_key(locate, side, itch_be32(m + 32))) &
+				(2 * b->level_cap - 1)]);
+		__builtin_prefetch(&b->head[locate * 2 + side]);
+		break;
+	case 'U':
+		__builtin_prefetch(&b->orders[itch_hash64(itch_be_n(m + 19, 8)) & om]);
+		/* fall through */
+	case 'E': case 'C': case 'X': case 'D':
+		__builtin_prefetch(&b->orders[itch_hash64(itch_be_n(m + 11, 8)) & om]);
+		break;
+	default:
+		break;
+	}
+#else
+	(void)b;
+	(void)m;
+	(void)n;
+#endif
+}
+
+/*
+ * The second step, once itch_book_prefetch()'s lines are likely there (a
+ * message or two later): the levels those lines point at, the stock's best
+ * level of each side and the named order's level (a no-op on a GPU).
+ */
+GNIO_HD static inline void
+itch_book_prefetch2(const struct itch_book *b, const uint8_t *m, uint32_t n)
+{
+#ifndef __CUDA_ARCH__
+	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0, locate, i, l;
+	uint64_t ref;
+
+	if (len == 0 || len != n || m[0] == 'R' || len < 19)
+		return;
+	locate = itch_be16(m + 1);
+	for (uint32_t side = 0; side < 2; side++) {
+		l = b->head[locate * 2 + side];
+		if (l != ITCH_NONE)
+			__builtin_prefetch(&b->levels[l]);
+	}
+	if (m[0] != 'E' && m[0] != 'C' && m[0] != 'X' && m[0] != 'D' && m[0] != 'U')
+		return;
+	ref = itch_be_n(m + 11, 8);
+	i = itch_hash64(ref) & (b->order_cap - 1);
+	if (b->orders[i].ref == ref)
+		__builtin_prefetch(&b->levels[b->orders[i].level]);
+#else
+	(void)b;
+	(void)m;
+	(void)n;
+#endif
+}
+
 /* Apply message @p m of @p n bytes (itch_decode(), then itch_apply_msg()). */
 GNIO_HD static inline int
 itch_apply(struct itch_book *b, const uint8_t *m, uint32_t n, uint64_t seq, struct itch_event *ev)

@@ -173,6 +173,13 @@ itch_feed_apply_msg(struct itch_feed *f, const struct itch_msg *d, uint64_t seq,
 	return r;
 }
 
+/* The shard book message @p m (@p n bytes) goes to (nb_shards >= 1). */
+GNIO_HD static inline const struct itch_book *
+itch_feed_book_of(const struct itch_feed *f, const uint8_t *m, uint32_t n)
+{
+	return &f->book[n >= 3 ? itch_be16(m + 1) % f->nb_shards : 0];
+}
+
 /* Apply one message (itch_feed_apply_msg()), its event, if any, to the event channel. */
 GNIO_HD static inline void
 itch_feed_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
@@ -347,6 +354,33 @@ itch_feed_fast(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t now
 
 	if (!itch_feed_whole(f, p, len, &seq, &count) || !itch_feed_in_order(f, seq, count))
 		return 0;
+#ifndef __CUDA_ARCH__
+	if (f->nb_shards != 0) {
+		/*
+		 * The CPU: every message's first lines asked for, then the messages
+		 * applied, each after the second step for the next one
+		 * (itch_book_prefetch(), itch_book_prefetch2()).
+		 */
+		const uint8_t *pm[ITCH_PF_AHEAD];
+		uint32_t pn[ITCH_PF_AHEAD], np = 0;
+
+		for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
+			itch_book_prefetch(itch_feed_book_of(f, m, n), m, n);
+			if (np < ITCH_PF_AHEAD) {
+				pm[np] = m;
+				pn[np++] = n;
+			}
+		}
+		at = ITCH_MOLD_HDR;
+		for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
+			if (k + 1 < np)
+				itch_book_prefetch2(itch_feed_book_of(f, pm[k + 1], pn[k + 1]), pm[k + 1], pn[k + 1]);
+			ITCH_FEED_APPLY(f, m, n, seq + k);
+		}
+		itch_feed_take(f, 1, seq + count, now_ns);
+		return 1;
+	}
+#endif
 	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
 		ITCH_FEED_APPLY(f, m, n, seq + k);
 	itch_feed_take(f, 1, seq + count, now_ns);

@@ -184,7 +184,8 @@ main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (fread(rec, 1, 16, f) == 16) {
 		uint32_t len = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 | (uint32_t)rec[10] << 16 |
-			(uint32_t)rec[11] << 24, ihl, at, end, count;
+			(uint32_t)rec[11] << 24, ihl, at, end, count, npf, pf_n[ITCH_PF_AHEAD];
+		const uint8_t *pf_m[ITCH_PF_AHEAD];
 		uint64_t seq, first;
 
 		if (len > sizeof(pkt) || fread(pkt, 1, len, f) != len)
@@ -217,6 +218,20 @@ main(int argc, char **argv)
 					" came (this tool does not re-request)\n", next, seq);
 			return 1;
 		}
+		/* The lines the packet's messages look up first, asked for at once (itch_book_prefetch()). */
+		npf = 0;
+		for (uint32_t k = 0, pos = ITCH_MOLD_HDR; !o.batch && k < count; k++) {
+			const uint8_t *m;
+			uint32_t n;
+
+			if (itch_mold_next(pkt + at, end - at, &pos, &m, &n) != 1)
+				break;
+			itch_book_prefetch(&b, m, n);
+			if (npf < ITCH_PF_AHEAD) {
+				pf_m[npf] = m;
+				pf_n[npf++] = n;
+			}
+		}
 		/* What the packet says it holds is done with, read or not (cut: malformed). */
 		first = seq;
 		for (uint32_t k = 0, pos = ITCH_MOLD_HDR; k < count; k++, seq++) {
@@ -228,6 +243,8 @@ main(int argc, char **argv)
 				rx_malformed++;     /* a count or a length beyond the packet */
 				break;
 			}
+			if (k + 1 < npf)
+				itch_book_prefetch2(&b, pf_m[k + 1], pf_n[k + 1]);
 			if (seq < next)
 				continue;
 			if (o.batch)
