@@ -652,7 +652,7 @@ itch_book_prefetch2(const struct itch_book *b, const uint8_t *m, uint32_t n)
 		return;
 	ref = itch_be_n(m + 11, 8);
 	i = itch_hash64(ref) & (b->order_cap - 1);
-	if (b->orders[i].ref == ref)
+	if (ref != 0 && b->orders[i].ref == ref)
 		__builtin_prefetch(&b->levels[b->orders[i].level]);
 #else
 	(void)b;
