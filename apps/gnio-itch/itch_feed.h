@@ -388,6 +388,31 @@ itch_feed_fast(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t now
 }
 
 /*
+ * Ask for the lines the messages of MoldUDP64 packet @p p (@p len bytes) will
+ * look up first (itch_book_prefetch()), before it comes to be applied: the CPU
+ * path does it for the next packet while it applies this one. Reads only the
+ * packet; a no-op on a GPU and on the GPU path's feed (no shards).
+ */
+GNIO_HD static inline void
+itch_feed_prefetch(const struct itch_feed *f, const uint8_t *p, uint32_t len)
+{
+#ifndef __CUDA_ARCH__
+	uint32_t count, at = ITCH_MOLD_HDR, n;
+	const uint8_t *m;
+	uint64_t seq;
+
+	if (f->nb_shards == 0 || itch_mold_header(p, len, &seq, &count) != 0 || count == ITCH_MOLD_END)
+		return;
+	for (uint32_t k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
+		itch_book_prefetch(itch_feed_book_of(f, m, n), m, n);
+#else
+	(void)f;
+	(void)p;
+	(void)len;
+#endif
+}
+
+/*
  * One MoldUDP64 packet of @p len bytes at @p p, received at @p now_ns. Returns
  * what to do with the packet (ITCH_REQUEST: req_seq and req_count say what to
  * ask the re-request server for).

@@ -90,4 +90,14 @@ itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
 	return pk->rx_port;
 }
 
+/* The CPU path's look at the next packet: the lines its messages will look up (itch_feed_prefetch()). */
+GNIO_HD static inline void
+itch_ahead(const struct itch_state *st, const struct gnio_pkt *pk)
+{
+	uint32_t off = 0, len = 0;
+
+	if (itch_payload(st, pk, &off, &len) == 0)
+		itch_feed_prefetch(&st->feed, pk->data + off, len);
+}
+
 #endif /* GNIO_ITCH_STATE_H */

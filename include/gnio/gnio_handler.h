@@ -158,16 +158,31 @@ const struct gnio_user_kernel *gnio_user_kernel_find(const char *name);
 /** Segments after the first that a host handler's struct gnio_pkt describes, at most. */
 #define GNIO_HOST_SEGS 16
 /**
- * The per-packet loop of a host item function, with @p fn inlined: one
- * struct gnio_pkt per packet, chained packets' segments after the first
- * described (up to GNIO_HOST_SEGS of them).
+ * (Internal) GNIO_HOST_ITEM_BODY()'s look at the next packet: none.
+ * @param pk the next packet (unused)
+ * @param state the handler's state (unused)
  */
-#define GNIO_HOST_ITEM_BODY(fn) \
+static inline void
+gnio_host_no_ahead_(const struct gnio_pkt *pk, void *state)
+{
+	(void)pk;
+	(void)state;
+}
+
+/** (Internal) the per-packet loop of a host item function, @p ahead run on the next packet when @p use_ahead. */
+#define GNIO_HOST_ITEM_LOOP_(fn, ahead, use_ahead) \
 	uint16_t gnio_first_ = 0, gnio_differ_ = 0; \
 	for (uint32_t gnio_i_ = 0; gnio_i_ < nb; gnio_i_++) { \
 		struct gnio_seg gnio_segs_[GNIO_HOST_SEGS]; \
 		struct gnio_pkt gnio_p_; \
 		uint16_t gnio_v_; \
+		if ((use_ahead) && gnio_i_ + 1 < nb) { \
+			struct gnio_seg gnio_nsegs_[GNIO_HOST_SEGS]; \
+			struct gnio_pkt gnio_n_; \
+			gnio_mbuf_pkt(mbufs[gnio_i_ + 1], rx_port, tx_port, &gnio_n_, gnio_nsegs_, \
+					GNIO_HOST_SEGS); \
+			ahead(&gnio_n_, state); \
+		} \
 		gnio_mbuf_pkt(mbufs[gnio_i_], rx_port, tx_port, &gnio_p_, gnio_segs_, GNIO_HOST_SEGS); \
 		gnio_v_ = fn(&gnio_p_, state); \
 		verdicts[gnio_i_] = gnio_v_; \
@@ -177,6 +192,23 @@ const struct gnio_user_kernel *gnio_user_kernel_find(const char *name);
 	} \
 	return nb != 0 && gnio_differ_ == 0 && !gnio_verdict_is_drop(gnio_first_) ? \
 		GNIO_ITEM_UNIFORM | gnio_first_ : 0u;
+
+/**
+ * The per-packet loop of a host item function, with @p fn inlined: one
+ * struct gnio_pkt per packet, chained packets' segments after the first
+ * described (up to GNIO_HOST_SEGS of them).
+ */
+#define GNIO_HOST_ITEM_BODY(fn) GNIO_HOST_ITEM_LOOP_(fn, gnio_host_no_ahead_, 0)
+
+/**
+ * GNIO_HOST_ITEM_BODY() with @p ahead (void ahead(const struct gnio_pkt *,
+ * void *state)) run on each packet's successor before @p fn runs on the
+ * packet: where a handler's packets miss the cache (a large table a packet
+ * looks up), @p ahead asks for the lines the next packet will need
+ * (__builtin_prefetch()), so that they come while this one is worked on.
+ * @p ahead must change nothing that @p fn reads.
+ */
+#define GNIO_HOST_ITEM_BODY_AHEAD(fn, ahead) GNIO_HOST_ITEM_LOOP_(fn, ahead, 1)
 
 /** (Internal) handler @p sym of CPU code @p item and @p pkt, registered when its object is loaded. */
 #define GNIO_HANDLER_DEFINE_(sym, name, help, item, pkt) \
@@ -202,6 +234,19 @@ const struct gnio_user_kernel *gnio_user_kernel_find(const char *name);
 			uint16_t *verdicts, void *state) \
 	{ \
 		GNIO_HOST_ITEM_BODY(fn) \
+	} \
+	GNIO_HANDLER_DEFINE_(sym, name, help, sym ## _host_item, fn)
+
+/**
+ * GNIO_HANDLER_HOST() whose item loop runs @p ahead on the next packet before
+ * @p fn runs on each (GNIO_HOST_ITEM_BODY_AHEAD(): prefetching).
+ */
+#define GNIO_HANDLER_HOST_AHEAD(sym, name, help, fn, ahead) \
+	static uint32_t \
+	sym ## _host_item(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, \
+			uint16_t *verdicts, void *state) \
+	{ \
+		GNIO_HOST_ITEM_BODY_AHEAD(fn, ahead) \
 	} \
 	GNIO_HANDLER_DEFINE_(sym, name, help, sym ## _host_item, fn)
 

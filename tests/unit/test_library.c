@@ -4,7 +4,7 @@
  * consumers and completion on made-up lcores and NUMA nodes (pl_place);
  * the latency histogram's buckets, merge and quantiles; memory modes by
  * name; the consumer, handler and user-kernel registries (names, lookups,
- * refusals); and gnio_pipeline_create() through the public API on net_null
+ * refusals; a host handler that looks at the next packet ahead); and gnio_pipeline_create() through the public API on net_null
  * ports: defaults resolved, every bad configuration refused with rte_errno
  * and a one-line reason that names what is wrong.
  */
@@ -185,6 +185,64 @@ count_udp(struct gnio_pkt *pkt, void *state)
 
 GNIO_HANDLER_HOST(test_handler, "test_library_h", "a test handler", count_udp)
 
+/* GNIO_HANDLER_HOST_AHEAD(): what ran, in order ('a' + packet: ahead, 'f' + packet: fn). */
+struct ahead_log {
+	char s[32];
+	uint32_t n;
+};
+
+static uint16_t
+ahead_fn(struct gnio_pkt *pkt, void *state)
+{
+	struct ahead_log *log = state;
+
+	if (log->n + 2 < sizeof(log->s)) {
+		log->s[log->n++] = 'f';
+		log->s[log->n++] = (char)('0' + pkt->data[0]);
+	}
+	return pkt->tx_port;
+}
+
+static void
+ahead_next(const struct gnio_pkt *pkt, void *state)
+{
+	struct ahead_log *log = state;
+
+	if (log->n + 2 < sizeof(log->s)) {
+		log->s[log->n++] = 'a';
+		log->s[log->n++] = (char)('0' + pkt->data[0]);
+	}
+}
+
+GNIO_HANDLER_HOST_AHEAD(ahead_handler, "test_library_ahead", "a handler that looks ahead", ahead_fn,
+		ahead_next)
+
+/* Each packet's successor is shown to ahead before fn runs on the packet; the verdicts as without. */
+static void
+test_ahead(void)
+{
+	struct rte_mempool *mp = rte_pktmbuf_pool_create("t_ahead", 63, 0, 0, 2048, SOCKET_ID_ANY);
+	const struct gnio_handler *h = gnio_handler_find("test_library_ahead");
+	struct rte_mbuf *m[3] = { NULL };
+	struct ahead_log log = { { 0 }, 0 };
+	uint16_t verd[3];
+	uint32_t r;
+
+	REQUIRE(mp != NULL && h != NULL && h->host_item != NULL);
+	REQUIRE(rte_pktmbuf_alloc_bulk(mp, m, 3) == 0);
+	for (uint32_t i = 0; i < 3; i++)
+		*(uint8_t *)rte_pktmbuf_append(m[i], 60) = (uint8_t)i;
+	r = h->host_item((void *const *)m, 3, 0, 1, verd, &log);
+	CHECK(strcmp(log.s, "a1f0a2f1f2") == 0);
+	CHECK(verd[0] == 1 && verd[1] == 1 && verd[2] == 1 && r == (GNIO_ITEM_UNIFORM | 1u));
+	log.n = 0;
+	memset(log.s, 0, sizeof(log.s));
+	r = h->host_item((void *const *)m, 1, 0, 1, verd, &log);
+	CHECK(strcmp(log.s, "f0") == 0 && r == (GNIO_ITEM_UNIFORM | 1u));
+	rte_pktmbuf_free_bulk(m, 3);
+	rte_mempool_free(mp);
+}
+
 static int
 no_launch(const struct gnio_cuda_launch *l, void *stream)
 {
@@ -348,6 +406,7 @@ main(int argc, char **argv)
 	test_place();
 	test_hist();
 	test_names();
+	test_ahead();
 	test_create();
 	return gnio_test_finish("test_library");
 }
