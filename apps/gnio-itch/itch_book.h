@@ -585,9 +585,6 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	return 1;
 }
 
-/* Messages of a packet that a CPU applies with both prefetch steps, at most (the rest with the first). */
-#define ITCH_PF_AHEAD 64u
-
 /*
  * Ask for the lines message @p m (@p n bytes) will look up first, before it is
  * applied (the CPU; a no-op on a GPU): its order's home slot (A, F, U: the new

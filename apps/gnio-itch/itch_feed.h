@@ -339,59 +339,11 @@ itch_feed_whole(const struct itch_feed *f, const uint8_t *p, uint32_t len, uint6
 }
 
 /*
- * The fast path on one packet (the CPU path takes it here; the GPU path's
- * kernel does the same with a lane a packet): a packet of the followed
- * session with 1 to 0xfffe messages, all there, starting at the next message
- * while no gap is open and nothing is held, has its messages applied in
- * order and is taken. 1 when taken; 0: itch_feed_packet()'s general path.
- */
-GNIO_HD static inline int
-itch_feed_fast(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t now_ns)
-{
-	uint32_t count, at = ITCH_MOLD_HDR, n, k;
-	const uint8_t *m;
-	uint64_t seq;
-
-	if (!itch_feed_whole(f, p, len, &seq, &count) || !itch_feed_in_order(f, seq, count))
-		return 0;
-#ifndef __CUDA_ARCH__
-	if (f->nb_shards != 0) {
-		/*
-		 * The CPU: every message's first lines asked for, then the messages
-		 * applied, each after the second step for the next one
-		 * (itch_book_prefetch(), itch_book_prefetch2()).
-		 */
-		const uint8_t *pm[ITCH_PF_AHEAD];
-		uint32_t pn[ITCH_PF_AHEAD], np = 0;
-
-		for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
-			itch_book_prefetch(itch_feed_book_of(f, m, n), m, n);
-			if (np < ITCH_PF_AHEAD) {
-				pm[np] = m;
-				pn[np++] = n;
-			}
-		}
-		at = ITCH_MOLD_HDR;
-		for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
-			if (k + 1 < np)
-				itch_book_prefetch2(itch_feed_book_of(f, pm[k + 1], pn[k + 1]), pm[k + 1], pn[k + 1]);
-			ITCH_FEED_APPLY(f, m, n, seq + k);
-		}
-		itch_feed_take(f, 1, seq + count, now_ns);
-		return 1;
-	}
-#endif
-	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
-		ITCH_FEED_APPLY(f, m, n, seq + k);
-	itch_feed_take(f, 1, seq + count, now_ns);
-	return 1;
-}
-
-/*
  * Ask for the lines the messages of MoldUDP64 packet @p p (@p len bytes) will
  * look up first (itch_book_prefetch()), before it comes to be applied: the CPU
- * path does it for the next packet while it applies this one. Reads only the
- * packet; a no-op on a GPU and on the GPU path's feed (no shards).
+ * path does it for a packet as it comes to be applied, and for the next one of
+ * its item while it applies this one (itch_ahead()). Reads only the packet; a
+ * no-op on a GPU and on the GPU path's feed (no shards).
  */
 GNIO_HD static inline void
 itch_feed_prefetch(const struct itch_feed *f, const uint8_t *p, uint32_t len)
@@ -410,6 +362,41 @@ itch_feed_prefetch(const struct itch_feed *f, const uint8_t *p, uint32_t len)
 	(void)p;
 	(void)len;
 #endif
+}
+
+/*
+ * The fast path on one packet (the CPU path takes it here; the GPU path's
+ * kernel does the same with a lane a packet): a packet of the followed
+ * session with 1 to 0xfffe messages, all there, starting at the next message
+ * while no gap is open and nothing is held, has its messages applied in
+ * order and is taken. 1 when taken; 0: itch_feed_packet()'s general path.
+ */
+GNIO_HD static inline int
+itch_feed_fast(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t now_ns)
+{
+	uint32_t count, at = ITCH_MOLD_HDR, n, k;
+	const uint8_t *m;
+	uint64_t seq;
+
+	if (!itch_feed_whole(f, p, len, &seq, &count) || !itch_feed_in_order(f, seq, count))
+		return 0;
+#ifndef __CUDA_ARCH__
+	/* The CPU path: every message's first lines asked for before any is applied. */
+	itch_feed_prefetch(f, p, len);
+#endif
+	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
+#ifndef __CUDA_ARCH__
+		/* The CPU path: the next message's levels, before this one is applied (itch_book_prefetch2()). */
+		const uint8_t *m2;
+		uint32_t at2 = at, n2;
+
+		if (f->nb_shards != 0 && k + 1 < count && itch_mold_next(p, len, &at2, &m2, &n2) == 1)
+			itch_book_prefetch2(itch_feed_book_of(f, m2, n2), m2, n2);
+#endif
+		ITCH_FEED_APPLY(f, m, n, seq + k);
+	}
+	itch_feed_take(f, 1, seq + count, now_ns);
+	return 1;
 }
 
 /*

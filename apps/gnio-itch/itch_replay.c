@@ -184,8 +184,7 @@ main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (fread(rec, 1, 16, f) == 16) {
 		uint32_t len = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 | (uint32_t)rec[10] << 16 |
-			(uint32_t)rec[11] << 24, ihl, at, end, count, npf, pf_n[ITCH_PF_AHEAD];
-		const uint8_t *pf_m[ITCH_PF_AHEAD];
+			(uint32_t)rec[11] << 24, ihl, at, end, count;
 		uint64_t seq, first;
 
 		if (len > sizeof(pkt) || fread(pkt, 1, len, f) != len)
@@ -219,7 +218,6 @@ main(int argc, char **argv)
 			return 1;
 		}
 		/* The lines the packet's messages look up first, asked for at once (itch_book_prefetch()). */
-		npf = 0;
 		for (uint32_t k = 0, pos = ITCH_MOLD_HDR; !o.batch && k < count; k++) {
 			const uint8_t *m;
 			uint32_t n;
@@ -227,10 +225,6 @@ main(int argc, char **argv)
 			if (itch_mold_next(pkt + at, end - at, &pos, &m, &n) != 1)
 				break;
 			itch_book_prefetch(&b, m, n);
-			if (npf < ITCH_PF_AHEAD) {
-				pf_m[npf] = m;
-				pf_n[npf++] = n;
-			}
 		}
 		/* What the packet says it holds is done with, read or not (cut: malformed). */
 		first = seq;
@@ -243,8 +237,14 @@ main(int argc, char **argv)
 				rx_malformed++;     /* a count or a length beyond the packet */
 				break;
 			}
-			if (k + 1 < npf)
-				itch_book_prefetch2(&b, pf_m[k + 1], pf_n[k + 1]);
+			/* The next message's levels, before this one is applied (itch_book_prefetch2()). */
+			if (!o.batch && k + 1 < count) {
+				const uint8_t *m2;
+				uint32_t pos2 = pos, n2;
+
+				if (itch_mold_next(pkt + at, end - at, &pos2, &m2, &n2) == 1)
+					itch_book_prefetch2(&b, m2, n2);
+			}
 			if (seq < next)
 				continue;
 			if (o.batch)

@@ -169,22 +169,27 @@ gnio_host_no_ahead_(const struct gnio_pkt *pk, void *state)
 	(void)state;
 }
 
-/** (Internal) the per-packet loop of a host item function, @p ahead run on the next packet when @p use_ahead. */
+/**
+ * (Internal) the per-packet loop of a host item function. With @p use_ahead,
+ * @p ahead sees packet i + 1 before @p fn runs on packet i; each packet's
+ * struct gnio_pkt is made once, for both (two of them in turn).
+ */
 #define GNIO_HOST_ITEM_LOOP_(fn, ahead, use_ahead) \
+	struct gnio_seg gnio_segs_[2][GNIO_HOST_SEGS]; \
+	struct gnio_pkt gnio_p_[2]; \
 	uint16_t gnio_first_ = 0, gnio_differ_ = 0; \
+	if (nb != 0) \
+		gnio_mbuf_pkt(mbufs[0], rx_port, tx_port, &gnio_p_[0], gnio_segs_[0], GNIO_HOST_SEGS); \
 	for (uint32_t gnio_i_ = 0; gnio_i_ < nb; gnio_i_++) { \
-		struct gnio_seg gnio_segs_[GNIO_HOST_SEGS]; \
-		struct gnio_pkt gnio_p_; \
+		uint32_t gnio_j_ = (gnio_i_ + 1) & 1u; \
 		uint16_t gnio_v_; \
-		if ((use_ahead) && gnio_i_ + 1 < nb) { \
-			struct gnio_seg gnio_nsegs_[GNIO_HOST_SEGS]; \
-			struct gnio_pkt gnio_n_; \
-			gnio_mbuf_pkt(mbufs[gnio_i_ + 1], rx_port, tx_port, &gnio_n_, gnio_nsegs_, \
-					GNIO_HOST_SEGS); \
-			ahead(&gnio_n_, state); \
+		if (gnio_i_ + 1 < nb) { \
+			gnio_mbuf_pkt(mbufs[gnio_i_ + 1], rx_port, tx_port, &gnio_p_[gnio_j_], \
+					gnio_segs_[gnio_j_], GNIO_HOST_SEGS); \
+			if (use_ahead) \
+				ahead(&gnio_p_[gnio_j_], state); \
 		} \
-		gnio_mbuf_pkt(mbufs[gnio_i_], rx_port, tx_port, &gnio_p_, gnio_segs_, GNIO_HOST_SEGS); \
-		gnio_v_ = fn(&gnio_p_, state); \
+		gnio_v_ = fn(&gnio_p_[gnio_i_ & 1u], state); \
 		verdicts[gnio_i_] = gnio_v_; \
 		if (gnio_i_ == 0) \
 			gnio_first_ = gnio_v_; \
