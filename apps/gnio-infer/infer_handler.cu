@@ -16,6 +16,17 @@
  */
 #define INFER_WARP_MAX 2
 
+/* Weights (and inputs) of this many steps of a unit's chain loaded ahead of them (16, 32 or 64). */
+#ifndef INFER_MLP_STEP
+#define INFER_MLP_STEP 16u
+#endif
+#define INFER_MLP_STEP2 (INFER_MLP_STEP < INFER_HID ? INFER_MLP_STEP : INFER_HID)
+
+/* Clock marks in the one-request path, lane @p lane in scope (gnio-infer-clock defines it). */
+#ifndef INFER_T
+#define INFER_T(k) do { } while (0)
+#endif
+
 /*
  * The common request in registers. Working on a local copy of the packet
  * (infer_on_local()) costs a GPU thread about 4,400 cycles to parse and 4,300
@@ -324,6 +335,7 @@ struct infer_h {
 				v = infer_request_px(st, &lp, &l3, &ihl, (uint8_t *)pw);
 			}
 			v = (uint16_t)__shfl_sync(0xffffffffu, v, src);
+			INFER_T(1);
 			if (v == 0) {
 				struct infer_warp_mem *wm = infer_warp_mem();
 
@@ -336,6 +348,7 @@ struct infer_h {
 				wm->x[lane] = (float)((const uint8_t *)wm->px)[lane];
 				wm->x[lane + 32] = (float)((const uint8_t *)wm->px)[lane + 32];
 				__syncwarp();
+				INFER_T(2);
 				/*
 				 * A chain of 64 dependent fmaf (the CPU's order): the
 				 * weights and inputs of 16 steps loaded ahead of them,
@@ -343,14 +356,14 @@ struct infer_h {
 				 */
 				h = st->t.b1[lane];
 #pragma unroll
-				for (uint32_t i0 = 0; i0 < INFER_IN; i0 += 16) {
-					float wv[16], xv[16];
+				for (uint32_t i0 = 0; i0 < INFER_IN; i0 += INFER_MLP_STEP) {
+					float wv[INFER_MLP_STEP], xv[INFER_MLP_STEP];
 
 #pragma unroll
-					for (uint32_t i = 0; i < 16; i++)
+					for (uint32_t i = 0; i < INFER_MLP_STEP; i++)
 						wv[i] = st->t.w1t[i0 + i][lane];
 #pragma unroll
-					for (uint32_t q = 0; q < 4; q++) {
+					for (uint32_t q = 0; q < INFER_MLP_STEP / 4; q++) {
 						float4 c = ((const float4 *)wm->x)[i0 / 4 + q];
 
 						xv[4 * q] = c.x;
@@ -359,21 +372,22 @@ struct infer_h {
 						xv[4 * q + 3] = c.w;
 					}
 #pragma unroll
-					for (uint32_t i = 0; i < 16; i++)
+					for (uint32_t i = 0; i < INFER_MLP_STEP; i++)
 						h = fmaf(wv[i], xv[i], h);
 				}
 				wm->h[lane] = h > 0.0f ? h : 0.0f;
 				__syncwarp();
+				INFER_T(3);
 				s = st->t.b2[lane < INFER_OUT ? lane : 0];
 #pragma unroll
-				for (uint32_t j0 = 0; j0 < INFER_HID; j0 += 16) {
-					float wv[16], hv[16];
+				for (uint32_t j0 = 0; j0 < INFER_HID; j0 += INFER_MLP_STEP2) {
+					float wv[INFER_MLP_STEP2], hv[INFER_MLP_STEP2];
 
 #pragma unroll
-					for (uint32_t j = 0; j < 16; j++)
+					for (uint32_t j = 0; j < INFER_MLP_STEP2; j++)
 						wv[j] = st->t.w2t[j0 + j][lane < INFER_OUT ? lane : 0];
 #pragma unroll
-					for (uint32_t q = 0; q < 4; q++) {
+					for (uint32_t q = 0; q < INFER_MLP_STEP2 / 4; q++) {
 						float4 c = ((const float4 *)wm->h)[j0 / 4 + q];
 
 						hv[4 * q] = c.x;
@@ -382,12 +396,13 @@ struct infer_h {
 						hv[4 * q + 3] = c.w;
 					}
 #pragma unroll
-					for (uint32_t j = 0; j < 16; j++)
+					for (uint32_t j = 0; j < INFER_MLP_STEP2; j++)
 						s = fmaf(wv[j], hv[j], s);
 				}
 				if (lane < INFER_OUT)
 					wm->s[lane] = s;
 				__syncwarp();
+				INFER_T(4);
 				if (lane == src)
 #pragma unroll
 					for (uint32_t k = 0; k < INFER_OUT; k++)
@@ -401,6 +416,7 @@ struct infer_h {
 					v = infer_answer(&lp, l3, ihl, infer_class(score), score);
 					infer_local_store(&l);
 				}
+				INFER_T(5);
 			}
 			if (lane == src)
 				mine = v;
