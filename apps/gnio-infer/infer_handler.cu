@@ -10,9 +10,10 @@
 
 /*
  * A warp with this many requests or fewer runs them one after another with
- * all its lanes (lane j the hidden unit j, lanes 0-9 the scores): about a
- * microsecond each; with more, each lane runs its own (all at once, a few
- * microseconds). The flagged lines give a warp one request.
+ * all its lanes (lane j pixels j and j + 32 and the hidden unit j, lanes 0-9
+ * the scores, every lane the same parse and answer): about a microsecond
+ * each; with more, each lane runs its own (all at once, a few microseconds).
+ * The flagged lines give a warp one request.
  */
 #define INFER_WARP_MAX 2
 
@@ -84,6 +85,16 @@ fast_store(uint4 *dst, const uint32_t *W)
 		dst[k] = make_uint4(W[4 * k], W[4 * k + 1], W[4 * k + 2], W[4 * k + 3]);
 }
 
+/* Do the Ethernet, IPv4 and UDP headers in words 3-5 and 9 of @p W make a request the fast path takes? */
+__device__ __forceinline__ bool
+fast_header(const struct infer_state *st, const uint32_t *W)
+{
+	return fast_be16(W, 12) == GNIO_ETH_IPV4 && fast_b(W, 14) == 0x45u &&
+		fast_be16(W, 16) == 20 + 8 + INFER_REQ_LEN && fast_b(W, 23) == GNIO_IPPROTO_UDP &&
+		(fast_be16(W, 20) & 0x1fffu) == 0 && fast_be16(W, 38) == 8 + INFER_REQ_LEN &&
+		(st->udp_port == 0 || fast_be16(W, 36) == st->udp_port);
+}
+
 /*
  * Is the frame in @p W a request the fast path answers? true with its pixels
  * in @p pw (four a word) and @p v 0, or @p v a malformed request's drop; false:
@@ -94,10 +105,7 @@ fast_request(const struct infer_state *st, const uint32_t *W, uint32_t pw[INFER_
 {
 	uint32_t over = 0;
 
-	if (fast_be16(W, 12) != GNIO_ETH_IPV4 || fast_b(W, 14) != 0x45u ||
-			fast_be16(W, 16) != 20 + 8 + INFER_REQ_LEN || fast_b(W, 23) != GNIO_IPPROTO_UDP ||
-			(fast_be16(W, 20) & 0x1fffu) != 0 || fast_be16(W, 38) != 8 + INFER_REQ_LEN ||
-			(st->udp_port != 0 && fast_be16(W, 36) != st->udp_port))
+	if (!fast_header(st, W))
 		return false;
 	/* Pixel i is byte 46 + i: word 11 + i / 4, from its third byte on. */
 #pragma unroll
@@ -252,6 +260,71 @@ infer_warp_mem(void)
 	return &m[(threadIdx.x / 32) % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
 }
 
+/*
+ * The model with the whole warp on the pixels in @p wm->x (every lane's
+ * stores to it done): lane j the hidden unit j, then lanes 0-9 the scores,
+ * returned (lane j's score j). Each unit sums in the order infer_mlp_run()
+ * does: the same scores to the bit.
+ */
+__device__ __forceinline__ float
+warp_mlp(const struct infer_state *st, struct infer_warp_mem *wm, unsigned int lane)
+{
+	float h, s;
+
+	/*
+	 * A chain of 64 dependent fmaf (the CPU's order): the
+	 * weights and inputs of 16 steps loaded ahead of them,
+	 * the inputs four to a load.
+	 */
+	h = st->t.b1[lane];
+#pragma unroll
+	for (uint32_t i0 = 0; i0 < INFER_IN; i0 += INFER_MLP_STEP) {
+		float wv[INFER_MLP_STEP], xv[INFER_MLP_STEP];
+
+#pragma unroll
+		for (uint32_t i = 0; i < INFER_MLP_STEP; i++)
+			wv[i] = st->t.w1t[i0 + i][lane];
+#pragma unroll
+		for (uint32_t q = 0; q < INFER_MLP_STEP / 4; q++) {
+			float4 c = ((const float4 *)wm->x)[i0 / 4 + q];
+
+			xv[4 * q] = c.x;
+			xv[4 * q + 1] = c.y;
+			xv[4 * q + 2] = c.z;
+			xv[4 * q + 3] = c.w;
+		}
+#pragma unroll
+		for (uint32_t i = 0; i < INFER_MLP_STEP; i++)
+			h = fmaf(wv[i], xv[i], h);
+	}
+	wm->h[lane] = h > 0.0f ? h : 0.0f;
+	__syncwarp();
+	INFER_T(3);
+	s = st->t.b2[lane < INFER_OUT ? lane : 0];
+#pragma unroll
+	for (uint32_t j0 = 0; j0 < INFER_HID; j0 += INFER_MLP_STEP2) {
+		float wv[INFER_MLP_STEP2], hv[INFER_MLP_STEP2];
+
+#pragma unroll
+		for (uint32_t j = 0; j < INFER_MLP_STEP2; j++)
+			wv[j] = st->t.w2t[j0 + j][lane < INFER_OUT ? lane : 0];
+#pragma unroll
+		for (uint32_t q = 0; q < INFER_MLP_STEP2 / 4; q++) {
+			float4 c = ((const float4 *)wm->h)[j0 / 4 + q];
+
+			hv[4 * q] = c.x;
+			hv[4 * q + 1] = c.y;
+			hv[4 * q + 2] = c.z;
+			hv[4 * q + 3] = c.w;
+		}
+#pragma unroll
+		for (uint32_t j = 0; j < INFER_MLP_STEP2; j++)
+			s = fmaf(wv[j], hv[j], s);
+	}
+	INFER_T(4);
+	return s;
+}
+
 struct infer_h {
 	__host__ __device__ static uint16_t
 	packet(struct gnio_pkt *pkt, void *state)
@@ -315,30 +388,67 @@ struct infer_h {
 		}
 		while (todo != 0) {
 			unsigned int src = (unsigned int)__ffs(todo) - 1;
+			struct infer_warp_mem *wm = infer_warp_mem();
+			const uint8_t *d = (const uint8_t *)__shfl_sync(0xffffffffu, (unsigned long long)pkt->data, src);
+			bool fits = __shfl_sync(0xffffffffu, lane == src &&
+					fast_fits((uintptr_t)pkt->data, pkt->len, pkt->pkt_len), src);
 			struct infer_local l;
 			struct gnio_pkt lp;
-			uint32_t pw[INFER_IN / 4], W[INFER_FAST_WORDS], l3 = 0, ihl = 0;
+			uint32_t pw[INFER_IN / 4], l3 = 0, ihl = 0;
 			uint16_t v = 0;
-			float h, s = 0.0f, score[INFER_OUT];
-			bool fast = false;
+			float s, score[INFER_OUT];
 
 			todo &= todo - 1;
-			if (lane == src && fast_fits((uintptr_t)pkt->data, pkt->len, pkt->pkt_len)) {
-				fast_load((const uint4 *)pkt->data, W);
-				fast = fast_request(st, W, pw, &v);
-				/* Kept in the warp's stage (unused here) while the model runs: registers for it. */
-				if (fast)
-					fast_store(infer_stage()[src], W);
+			/*
+			 * The fast path with every lane alike: each reads the
+			 * headers' words (one broadcast load each) and decides the
+			 * same, lane j checks and converts pixels j and j + 32, and
+			 * after the model every lane has the scores and makes the
+			 * answer's words in its registers. No lane waits for
+			 * another's work, no branch divides the warp: lane src
+			 * alone stores the answer.
+			 */
+			if (fits) {
+				const uint32_t *dw = (const uint32_t *)d;
+				uint32_t H[10] = { 0, 0, 0, dw[3], dw[4], dw[5], 0, 0, 0, dw[9] };
+
+				if (fast_header(st, H)) {
+					uint32_t p0 = d[46 + lane], p1 = d[78 + lane];
+					bool bad = __any_sync(0xffffffffu, p0 > 16u || p1 > 16u);
+
+					INFER_T(1);
+					if (!bad) {
+						uint32_t W[INFER_FAST_WORDS];
+						float sc[INFER_OUT];
+
+						wm->x[lane] = (float)p0;
+						wm->x[lane + 32] = (float)p1;
+						__syncwarp();
+						INFER_T(2);
+						s = warp_mlp(st, wm, lane);
+#pragma unroll
+						for (uint32_t k = 0; k < INFER_OUT; k++)
+							sc[k] = __shfl_sync(0xffffffffu, s, k);
+						fast_load((const uint4 *)d, W);
+						fast_answer(W, infer_class(sc), sc);
+						__syncwarp();
+						if (lane == src)
+							fast_store((uint4 *)d, W);
+						INFER_T(5);
+					}
+					if (lane == src)
+						mine = bad ? gnio_verdict_drop(GNIO_DROP_MALFORMED) : pkt->rx_port;
+					__syncwarp();
+					continue;
+				}
 			}
-			if (lane == src && !fast) {
+			/* Anything else: lane src parses and answers, the warp runs the model. */
+			if (lane == src) {
 				infer_local_load(pkt, &l, &lp);
 				v = infer_request_px(st, &lp, &l3, &ihl, (uint8_t *)pw);
 			}
 			v = (uint16_t)__shfl_sync(0xffffffffu, v, src);
-			INFER_T(1);
 			if (v == 0) {
-				struct infer_warp_mem *wm = infer_warp_mem();
-
 				/* Lane j: pixels j and j + 32 as floats, for the warp (each converted once). */
 				if (lane == src)
 #pragma unroll
@@ -348,78 +458,21 @@ struct infer_h {
 				wm->x[lane] = (float)((const uint8_t *)wm->px)[lane];
 				wm->x[lane + 32] = (float)((const uint8_t *)wm->px)[lane + 32];
 				__syncwarp();
-				INFER_T(2);
-				/*
-				 * A chain of 64 dependent fmaf (the CPU's order): the
-				 * weights and inputs of 16 steps loaded ahead of them,
-				 * the inputs four to a load.
-				 */
-				h = st->t.b1[lane];
-#pragma unroll
-				for (uint32_t i0 = 0; i0 < INFER_IN; i0 += INFER_MLP_STEP) {
-					float wv[INFER_MLP_STEP], xv[INFER_MLP_STEP];
-
-#pragma unroll
-					for (uint32_t i = 0; i < INFER_MLP_STEP; i++)
-						wv[i] = st->t.w1t[i0 + i][lane];
-#pragma unroll
-					for (uint32_t q = 0; q < INFER_MLP_STEP / 4; q++) {
-						float4 c = ((const float4 *)wm->x)[i0 / 4 + q];
-
-						xv[4 * q] = c.x;
-						xv[4 * q + 1] = c.y;
-						xv[4 * q + 2] = c.z;
-						xv[4 * q + 3] = c.w;
-					}
-#pragma unroll
-					for (uint32_t i = 0; i < INFER_MLP_STEP; i++)
-						h = fmaf(wv[i], xv[i], h);
-				}
-				wm->h[lane] = h > 0.0f ? h : 0.0f;
-				__syncwarp();
-				INFER_T(3);
-				s = st->t.b2[lane < INFER_OUT ? lane : 0];
-#pragma unroll
-				for (uint32_t j0 = 0; j0 < INFER_HID; j0 += INFER_MLP_STEP2) {
-					float wv[INFER_MLP_STEP2], hv[INFER_MLP_STEP2];
-
-#pragma unroll
-					for (uint32_t j = 0; j < INFER_MLP_STEP2; j++)
-						wv[j] = st->t.w2t[j0 + j][lane < INFER_OUT ? lane : 0];
-#pragma unroll
-					for (uint32_t q = 0; q < INFER_MLP_STEP2 / 4; q++) {
-						float4 c = ((const float4 *)wm->h)[j0 / 4 + q];
-
-						hv[4 * q] = c.x;
-						hv[4 * q + 1] = c.y;
-						hv[4 * q + 2] = c.z;
-						hv[4 * q + 3] = c.w;
-					}
-#pragma unroll
-					for (uint32_t j = 0; j < INFER_MLP_STEP2; j++)
-						s = fmaf(wv[j], hv[j], s);
-				}
+				s = warp_mlp(st, wm, lane);
 				if (lane < INFER_OUT)
 					wm->s[lane] = s;
 				__syncwarp();
-				INFER_T(4);
-				if (lane == src)
+				if (lane == src) {
 #pragma unroll
 					for (uint32_t k = 0; k < INFER_OUT; k++)
 						score[k] = wm->s[k];
-				if (lane == src && fast) {
-					fast_load(infer_stage()[src], W);
-					fast_answer(W, infer_class(score), score);
-					fast_store((uint4 *)pkt->data, W);
-					v = pkt->rx_port;
-				} else if (lane == src) {
 					v = infer_answer(&lp, l3, ihl, infer_class(score), score);
 					infer_local_store(&l);
 				}
-				INFER_T(5);
 			}
 			if (lane == src)
 				mine = v;
+			__syncwarp();
 		}
 		return mine;
 	}

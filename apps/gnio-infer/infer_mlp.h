@@ -132,14 +132,19 @@ infer_layer(const float *w, const float *b, const float *in, uint32_t nin, float
 GNIO_HD static inline uint32_t
 infer_mlp_run(const struct infer_model *m, const float x[INFER_IN], float score[INFER_OUT])
 {
-	float h[INFER_HID];
+	float h[INFER_HID], top;
 	uint32_t best = 0;
 
 	infer_layer(&m->w1t[0][0], m->b1, x, INFER_IN, h, INFER_HID, 1);
 	infer_layer(&m->w2t[0][0], m->b2, h, INFER_HID, score, INFER_OUT, 0);
+	/* The best score so far kept, not read again by index (on a GPU: registers, not local memory). */
+	top = score[0];
+	INFER_UNROLL
 	for (uint32_t k = 1; k < INFER_OUT; k++)
-		if (score[k] > score[best])
+		if (score[k] > top) {
+			top = score[k];
 			best = k;
+		}
 	return best;
 }
 
@@ -282,10 +287,14 @@ GNIO_HD static inline uint32_t
 infer_class(const float score[INFER_OUT])
 {
 	uint32_t best = 0;
+	float top = score[0];
 
+	INFER_UNROLL
 	for (uint32_t k = 1; k < INFER_OUT; k++)
-		if (score[k] > score[best])
+		if (score[k] > top) {
+			top = score[k];
 			best = k;
+		}
 	return best;
 }
 

@@ -532,7 +532,6 @@ k_lines(gnio_cuda_launch l)
 {
 	constexpr unsigned int warps = GNIO_CUDA_PERSISTENT_THREADS / 32;
 	__shared__ __align__(16) uint32_t buf[warps][GNIO_LQ_INLINE_MAX / 4];
-	__shared__ uint32_t cmask[warps][GNIO_LQ_MASK_WORDS];
 	unsigned int gw = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
 	unsigned int lane = threadIdx.x & 31, wb = (threadIdx.x / 32) % warps;
 	unsigned int per_q = l.warps_per_q + 1;
@@ -618,8 +617,6 @@ k_lines(gnio_cuda_launch l)
 				buf[wb][2 * (c - 4) + 1] = (uint32_t)b[r];
 			}
 		}
-		if (lane < GNIO_LQ_MASK_WORDS)
-			cmask[wb][lane] = 0;
 		__syncwarp();
 		pk.data = (uint8_t *)buf[wb];
 		pk.len = dlen;
@@ -638,28 +635,51 @@ k_lines(gnio_cuda_launch l)
 		v = lane_packet<H>(pk, lane == 0, ks.state, lane);
 		v = __shfl_sync(0xffffffffu, v, 0);
 		__syncwarp();
-		/* The answer: changed words, then mask and verdict, each tagged, in any order. */
-#pragma unroll
-		for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
-			unsigned int c = lane + 32 * r;
+		/*
+		 * The answer: changed words, then mask and verdict, each tagged, in
+		 * any order. Mask word k is a warp reduction of the lanes' bits for
+		 * data words 32k to 32k + 31 (lane c has chunk c: words 2(c - 4), + 1).
+		 */
+		{
+			uint32_t ch[GNIO_LINES_ROUNDS], mine = 0;
 
-			if (c >= 4 && c < chunks) {
+#pragma unroll
+			for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+				unsigned int c = lane + 32 * r;
 				uint32_t j = 2 * (c - 4);
 
-				if (buf[wb][j] != (uint32_t)a[r]) {
-					atomicOr(&cmask[wb][j / 32], 1u << (j % 32));
-					gnio_shm_dev_line_store(ans + GNIO_LQ_HDR_WORDS + j, gnio_lq_word(buf[wb][j], seq));
-				}
-				if (buf[wb][j + 1] != (uint32_t)b[r]) {
-					atomicOr(&cmask[wb][(j + 1) / 32], 1u << ((j + 1) % 32));
-					gnio_shm_dev_line_store(ans + GNIO_LQ_HDR_WORDS + j + 1,
-							gnio_lq_word(buf[wb][j + 1], seq));
+				ch[r] = 0;
+				if (c >= 4 && c < chunks) {
+					if (buf[wb][j] != (uint32_t)a[r]) {
+						ch[r] |= 1u;
+						gnio_shm_dev_line_store(ans + GNIO_LQ_HDR_WORDS + j,
+								gnio_lq_word(buf[wb][j], seq));
+					}
+					if (buf[wb][j + 1] != (uint32_t)b[r]) {
+						ch[r] |= 2u;
+						gnio_shm_dev_line_store(ans + GNIO_LQ_HDR_WORDS + j + 1,
+								gnio_lq_word(buf[wb][j + 1], seq));
+					}
 				}
 			}
+			for (uint32_t k = 0; k < (nd + 31) / 32; k++) {
+				uint32_t part = 0, m;
+
+#pragma unroll
+				for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+					unsigned int c = lane + 32 * r;
+					uint32_t j = 2 * (c - 4);
+
+					if (c >= 4 && c < chunks && j / 32 == k)
+						part |= ch[r] << (j % 32);
+				}
+				m = __reduce_or_sync(0xffffffffu, part);
+				if (lane == k)
+					mine = m;
+			}
+			if (lane < (nd + 31) / 32)
+				gnio_shm_dev_line_store(ans + GNIO_LQ_A_MASK + lane, gnio_lq_word(mine, seq));
 		}
-		__syncwarp();
-		if (lane < (nd + 31) / 32)
-			gnio_shm_dev_line_store(ans + GNIO_LQ_A_MASK + lane, gnio_lq_word(cmask[wb][lane], seq));
 		if (lane == 0) {
 			gnio_shm_dev_line_store(ans + GNIO_LQ_A_VERDICT, gnio_lq_word(v, seq));
 			/* Only now: an atomic in L2 is a round trip the answer need not wait for. */
