@@ -128,12 +128,14 @@ fast_sum2(uint32_t w)
 
 /*
  * infer_answer() on the words of a fast_request(), word by word (byte k of
- * word k / 4 at bit 8 (k % 4)): MACs, addresses and ports swapped, lengths,
- * the class and scores, both checksums; byte permutes, not a dependent
- * update of a word for each byte.
+ * word k / 4 at bit 8 (k % 4)), in two parts: fast_answer_head() what does
+ * not depend on the model (MACs, addresses and ports swapped, lengths, the
+ * IPv4 checksum; returns the UDP checksum's sum so far), fast_answer_tail()
+ * the class, scores and UDP checksum; byte permutes, not a dependent update
+ * of a word for each byte. Apart, the head can run while the model does.
  */
-__device__ __forceinline__ void
-fast_answer(uint32_t *W, uint32_t cls, const float score[INFER_OUT])
+__device__ __forceinline__ uint32_t
+fast_answer_head(uint32_t *W)
 {
 	uint32_t w0 = W[0], w1 = W[1], w2 = W[2], w6 = W[6], w7 = W[7], w8 = W[8], w9 = W[9];
 	uint32_t sum, c;
@@ -149,13 +151,6 @@ fast_answer(uint32_t *W, uint32_t cls, const float score[INFER_OUT])
 	/* Src 28-29, then the ports (34-35 and 36-37) swapped, the UDP length (38-39). */
 	W[8] = __byte_perm(w7, w9, 0x5410);
 	W[9] = __byte_perm(w8, 0, 0x5432) | (uint32_t)(8 + INFER_RESP_LEN) << 24;
-	/* The payload: id (42-45) stays, class and three zeros (46-49), ten scores from byte 50. */
-	W[11] = (W[11] & 0xffffu) | (cls & 0xffu) << 16;
-	W[12] = __float_as_uint(score[0]) << 16;
-#pragma unroll
-	for (uint32_t k = 0; k + 1 < INFER_OUT; k++)
-		W[13 + k] = __float_as_uint(score[k]) >> 16 | __float_as_uint(score[k + 1]) << 16;
-	W[22] = (W[22] & 0xffff0000u) | __float_as_uint(score[INFER_OUT - 1]) >> 16;
 	/* IPv4 header checksum: bytes 14-33. */
 	sum = fast_sum2(W[3] & 0xffff0000u);
 #pragma unroll
@@ -164,17 +159,40 @@ fast_answer(uint32_t *W, uint32_t cls, const float score[INFER_OUT])
 	sum += fast_sum2(W[8] & 0xffffu);
 	c = (uint16_t)~gnio_csum_fold32(sum);
 	W[6] |= (c >> 8) | (c & 0xffu) << 8;
-	/* UDP checksum (bytes 40-41 zero): the addresses, protocol and length, bytes 34-89. */
+	/* UDP checksum (bytes 40-41 zero): the addresses, protocol and length, bytes 34-45 here. */
 	W[10] &= 0xffff0000u;
-	sum = GNIO_IPPROTO_UDP + 8 + INFER_RESP_LEN + fast_sum2(W[6] & 0xffff0000u) + fast_sum2(W[7]) +
-		fast_sum2(W[8]);
+	return GNIO_IPPROTO_UDP + 8 + INFER_RESP_LEN + fast_sum2(W[6] & 0xffff0000u) + fast_sum2(W[7]) +
+		fast_sum2(W[8]) + fast_sum2(W[9]) + fast_sum2(W[10]);
+}
+
+/* The rest of the answer: @p sum is fast_answer_head()'s. */
+__device__ __forceinline__ void
+fast_answer_tail(uint32_t *W, uint32_t cls, const float score[INFER_OUT], uint32_t sum)
+{
+	uint32_t c;
+
+	/* The payload: id (42-45) stays, class and three zeros (46-49), ten scores from byte 50. */
+	W[11] = (W[11] & 0xffffu) | (cls & 0xffu) << 16;
+	W[12] = __float_as_uint(score[0]) << 16;
 #pragma unroll
-	for (uint32_t k = 9; k < 22; k++)
+	for (uint32_t k = 0; k + 1 < INFER_OUT; k++)
+		W[13 + k] = __float_as_uint(score[k]) >> 16 | __float_as_uint(score[k + 1]) << 16;
+	W[22] = (W[22] & 0xffff0000u) | __float_as_uint(score[INFER_OUT - 1]) >> 16;
+	/* UDP checksum, bytes 46-89. */
+#pragma unroll
+	for (uint32_t k = 11; k < 22; k++)
 		sum += fast_sum2(W[k]);
 	sum += fast_sum2(W[22] & 0xffffu);
 	c = (uint16_t)~gnio_csum_fold32(sum);
 	c = c == 0 ? 0xffffu : c;
 	W[10] |= (c >> 8) | (c & 0xffu) << 8;
+}
+
+/* The whole answer (fast_answer_head(), then fast_answer_tail()). */
+__device__ __forceinline__ void
+fast_answer(uint32_t *W, uint32_t cls, const float score[INFER_OUT])
+{
+	fast_answer_tail(W, cls, score, fast_answer_head(W));
 }
 
 /* Chunks of 16 bytes that hold a request's first INFER_LOCAL_BYTES bytes, however aligned. */
@@ -409,28 +427,28 @@ struct infer_h {
 			 * alone stores the answer.
 			 */
 			if (fits) {
-				const uint32_t *dw = (const uint32_t *)d;
-				uint32_t H[10] = { 0, 0, 0, dw[3], dw[4], dw[5], 0, 0, 0, dw[9] };
+				uint32_t W[INFER_FAST_WORDS], p0 = d[46 + lane], p1 = d[78 + lane];
 
-				if (fast_header(st, H)) {
-					uint32_t p0 = d[46 + lane], p1 = d[78 + lane];
+				fast_load((const uint4 *)d, W);
+				if (fast_header(st, W)) {
 					bool bad = __any_sync(0xffffffffu, p0 > 16u || p1 > 16u);
 
 					INFER_T(1);
 					if (!bad) {
-						uint32_t W[INFER_FAST_WORDS];
 						float sc[INFER_OUT];
+						uint32_t sum;
 
 						wm->x[lane] = (float)p0;
 						wm->x[lane + 32] = (float)p1;
 						__syncwarp();
 						INFER_T(2);
+						/* (Nothing between them: the compiler may interleave the two.) */
+						sum = fast_answer_head(W);
 						s = warp_mlp(st, wm, lane);
 #pragma unroll
 						for (uint32_t k = 0; k < INFER_OUT; k++)
 							sc[k] = __shfl_sync(0xffffffffu, s, k);
-						fast_load((const uint4 *)d, W);
-						fast_answer(W, infer_class(sc), sc);
+						fast_answer_tail(W, infer_class(sc), sc, sum);
 						__syncwarp();
 						if (lane == src)
 							fast_store((uint4 *)d, W);
