@@ -279,6 +279,39 @@ infer_warp_mem(void)
 }
 
 /*
+ * One unit of a dense layer (@p wt its transposed weights, [NIN][NOUT]) on
+ * @p in (shared memory, 16-byte aligned), column @p col, from @p acc: a chain
+ * of NIN dependent fmaf in the CPU's order, the weights and inputs of STEP
+ * steps loaded ahead of them, the inputs four to a load.
+ */
+template <uint32_t NIN, uint32_t NOUT, uint32_t STEP>
+__device__ __forceinline__ float
+warp_unit(const float (*wt)[NOUT], const float *in, uint32_t col, float acc)
+{
+#pragma unroll
+	for (uint32_t i0 = 0; i0 < NIN; i0 += STEP) {
+		float wv[STEP], xv[STEP];
+
+#pragma unroll
+		for (uint32_t i = 0; i < STEP; i++)
+			wv[i] = wt[i0 + i][col];
+#pragma unroll
+		for (uint32_t q = 0; q < STEP / 4; q++) {
+			float4 c = ((const float4 *)in)[i0 / 4 + q];
+
+			xv[4 * q] = c.x;
+			xv[4 * q + 1] = c.y;
+			xv[4 * q + 2] = c.z;
+			xv[4 * q + 3] = c.w;
+		}
+#pragma unroll
+		for (uint32_t i = 0; i < STEP; i++)
+			acc = fmaf(wv[i], xv[i], acc);
+	}
+	return acc;
+}
+
+/*
  * The model with the whole warp on the pixels in @p wm->x (every lane's
  * stores to it done): lane j the hidden unit j, then lanes 0-9 the scores,
  * returned (lane j's score j). Each unit sums in the order infer_mlp_run()
@@ -289,56 +322,12 @@ warp_mlp(const struct infer_state *st, struct infer_warp_mem *wm, unsigned int l
 {
 	float h, s;
 
-	/*
-	 * A chain of 64 dependent fmaf (the CPU's order): the
-	 * weights and inputs of 16 steps loaded ahead of them,
-	 * the inputs four to a load.
-	 */
-	h = st->t.b1[lane];
-#pragma unroll
-	for (uint32_t i0 = 0; i0 < INFER_IN; i0 += INFER_MLP_STEP) {
-		float wv[INFER_MLP_STEP], xv[INFER_MLP_STEP];
-
-#pragma unroll
-		for (uint32_t i = 0; i < INFER_MLP_STEP; i++)
-			wv[i] = st->t.w1t[i0 + i][lane];
-#pragma unroll
-		for (uint32_t q = 0; q < INFER_MLP_STEP / 4; q++) {
-			float4 c = ((const float4 *)wm->x)[i0 / 4 + q];
-
-			xv[4 * q] = c.x;
-			xv[4 * q + 1] = c.y;
-			xv[4 * q + 2] = c.z;
-			xv[4 * q + 3] = c.w;
-		}
-#pragma unroll
-		for (uint32_t i = 0; i < INFER_MLP_STEP; i++)
-			h = fmaf(wv[i], xv[i], h);
-	}
+	h = warp_unit<INFER_IN, INFER_HID, INFER_MLP_STEP>(st->t.w1t, wm->x, lane, st->t.b1[lane]);
 	wm->h[lane] = h > 0.0f ? h : 0.0f;
 	__syncwarp();
 	INFER_T(3);
-	s = st->t.b2[lane < INFER_OUT ? lane : 0];
-#pragma unroll
-	for (uint32_t j0 = 0; j0 < INFER_HID; j0 += INFER_MLP_STEP2) {
-		float wv[INFER_MLP_STEP2], hv[INFER_MLP_STEP2];
-
-#pragma unroll
-		for (uint32_t j = 0; j < INFER_MLP_STEP2; j++)
-			wv[j] = st->t.w2t[j0 + j][lane < INFER_OUT ? lane : 0];
-#pragma unroll
-		for (uint32_t q = 0; q < INFER_MLP_STEP2 / 4; q++) {
-			float4 c = ((const float4 *)wm->h)[j0 / 4 + q];
-
-			hv[4 * q] = c.x;
-			hv[4 * q + 1] = c.y;
-			hv[4 * q + 2] = c.z;
-			hv[4 * q + 3] = c.w;
-		}
-#pragma unroll
-		for (uint32_t j = 0; j < INFER_MLP_STEP2; j++)
-			s = fmaf(wv[j], hv[j], s);
-	}
+	s = warp_unit<INFER_HID, INFER_OUT, INFER_MLP_STEP2>(st->t.w2t, wm->h, lane < INFER_OUT ? lane : 0,
+			st->t.b2[lane < INFER_OUT ? lane : 0]);
 	INFER_T(4);
 	return s;
 }
