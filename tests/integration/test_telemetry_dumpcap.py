@@ -9,6 +9,7 @@ import atexit
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -21,7 +22,7 @@ tmp = tempfile.mkdtemp(prefix="gnio-tel-")
 prefix = "gnio-tel-%d" % os.getpid()
 js = os.path.join(tmp, "out.json")
 proc = subprocess.Popen([TESTPMD, "-l", "0-1"] + eal_mem(prefix) + ["--vdev=net_null0", "--vdev=net_null1", "--",
-                        "--forward-mode=macswap", "--duration=15", "--json=" + js],
+                        "--forward-mode=macswap", "--duration=120", "--json=" + js],
                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -34,7 +35,9 @@ def stop_primary():
 
 
 atexit.register(stop_primary)
-# 15 s: the reads below take about 5 on an idle machine, and ran past 7 on a busy one.
+# Stopped with SIGINT once the reads and the capture are done (120 s at most: they take about 5
+# on an idle machine, and once ran past 15 on a busy one, where dpdk-dumpcap then attached to a
+# primary at its end and captured nothing).
 time.sleep(2.5)
 
 
@@ -103,6 +106,8 @@ if have_hugepages() and shutil.which("dpdk-dumpcap"):
              "dpdk-dumpcap captured:\n%s%s" % (r.stdout, r.stderr))
 else:
     print("dpdk-dumpcap part not run: it is a secondary process and needs hugepages")
+if proc.poll() is None:
+    proc.send_signal(signal.SIGINT)
 try:
     out, _ = proc.communicate(timeout=60)
 except subprocess.TimeoutExpired:
