@@ -168,32 +168,6 @@ parse(int argc, char **argv, struct opts *o)
 		o->testset = installed(GNIO_INFER_TESTSET, GNIO_INFER_TESTSET_SRC);
 }
 
-/* The model file: "GNIOMLP1", u32 inputs, hidden, outputs, 0 (little-endian), then the weights. */
-static void
-load_model(const char *path, struct infer_mlp *m)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t h[24];
-	uint32_t dims[4];
-	int extra;
-
-	if (f == NULL)
-		app_fail("--model=%s: cannot open it", path);
-	if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, INFER_MAGIC, 8) != 0)
-		app_fail("--model=%s: not a gnio MLP file (magic GNIOMLP1)", path);
-	for (int i = 0; i < 4; i++)
-		dims[i] = (uint32_t)h[8 + 4 * i] | (uint32_t)h[9 + 4 * i] << 8 |
-			(uint32_t)h[10 + 4 * i] << 16 | (uint32_t)h[11 + 4 * i] << 24;
-	if (dims[0] != INFER_IN || dims[1] != INFER_HID || dims[2] != INFER_OUT || dims[3] != 0)
-		app_fail("--model=%s: not a 64-32-10 MLP", path);
-	if (fread(m, 1, sizeof(*m), f) != sizeof(*m))
-		app_fail("--model=%s: shorter than its weights", path);
-	extra = fgetc(f);
-	fclose(f);
-	if (extra != EOF)
-		app_fail("--model=%s: longer than its weights", path);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -208,6 +182,7 @@ main(int argc, char **argv)
 	struct infer_wire *wire = NULL;
 	struct infer_wire_counts wc;
 	struct opts o;
+	const char *err_model;
 	char err[256];
 	char **eal_argv;
 	uint64_t t0, t1;
@@ -215,7 +190,11 @@ main(int argc, char **argv)
 	while (sep < argc && strcmp(argv[sep], "--") != 0)
 		sep++;
 	parse(argc - sep, argv + sep, &o);
-	load_model(o.model, &st.m);
+	err_model = infer_model_read(o.model, &st.m);
+	if (err_model != NULL) {
+		snprintf(err, sizeof(err), "%s: %s", o.model, err_model);
+		app_fail("--model=%s", err);
+	}
 	infer_model_from(&st.m, &st.t);
 	st.udp_port = o.udp_port;
 	eal_argc = sep;

@@ -151,25 +151,23 @@ main(int argc, char **argv)
 	const char *path = argc > 1 ? argv[1] : GNIO_INFER_MODEL_SRC;
 	uint32_t iters = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 10000u;
 	static struct infer_state st;
-	uint8_t frame[CLOCK_FRAME], want[CLOCK_FRAME], got[CLOCK_FRAME], h[24], *dframe, *dout;
+	uint8_t frame[CLOCK_FRAME], want[CLOCK_FRAME], got[CLOCK_FRAME], *dframe, *dout;
 	unsigned long long *cyc, *dcyc, *tmp;
 	struct infer_state *dst;
 	struct gnio_pkt pk;
 	int ndev = 0, khz = 0, bad = 0;
-	FILE *f;
+	const char *err;
 
 	if (argc > 3 || iters == 0 || iters > CLOCK_MAX_ITERS) {
 		fprintf(stderr, "gnio-infer-clock: usage: gnio-infer-clock [MODEL] [ITERATIONS: 1-%u]\n",
 				CLOCK_MAX_ITERS);
 		return 2;
 	}
-	f = fopen(path, "rb");
-	if (f == NULL || fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, INFER_MAGIC, 8) != 0 ||
-			fread(&st.m, 1, sizeof(st.m), f) != sizeof(st.m)) {
-		fprintf(stderr, "gnio-infer-clock: %s: not a gnio MLP file\n", path);
+	err = infer_model_read(path, &st.m);
+	if (err != NULL) {
+		fprintf(stderr, "gnio-infer-clock: %s: %s\n", path, err);
 		return 2;
 	}
-	fclose(f);
 	infer_model_from(&st.m, &st.t);
 	make_request(frame);
 	memcpy(want, frame, sizeof(want));

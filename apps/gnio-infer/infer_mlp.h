@@ -19,6 +19,7 @@
 #define GNIO_INFER_MLP_H
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gnio/gnio_pkt.h>
@@ -76,6 +77,38 @@ infer_model_from(const struct infer_mlp *m, struct infer_model *t)
 	}
 	for (uint32_t k = 0; k < INFER_OUT; k++)
 		t->b2[k] = m->b2[k];
+}
+
+/*
+ * Read the model file @p path into @p m (on the CPU): "GNIOMLP1", u32 inputs,
+ * hidden, outputs, 0 (little-endian), then the weights. NULL, or what is
+ * wrong with the file.
+ */
+static inline const char *
+infer_model_read(const char *path, struct infer_mlp *m)
+{
+	FILE *f = fopen(path, "rb");
+	const char *err = NULL;
+	uint8_t h[24];
+	uint32_t dims[4];
+
+	if (f == NULL)
+		return "cannot open it";
+	if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, INFER_MAGIC, 8) != 0) {
+		err = "not a gnio MLP file (magic GNIOMLP1)";
+	} else {
+		for (int i = 0; i < 4; i++)
+			dims[i] = (uint32_t)h[8 + 4 * i] | (uint32_t)h[9 + 4 * i] << 8 |
+				(uint32_t)h[10 + 4 * i] << 16 | (uint32_t)h[11 + 4 * i] << 24;
+		if (dims[0] != INFER_IN || dims[1] != INFER_HID || dims[2] != INFER_OUT || dims[3] != 0)
+			err = "not a 64-32-10 MLP";
+		else if (fread(m, 1, sizeof(*m), f) != sizeof(*m))
+			err = "shorter than its weights";
+		else if (fgetc(f) != EOF)
+			err = "longer than its weights";
+	}
+	fclose(f);
+	return err;
 }
 
 #ifdef GNIO_INFER_CUDA_BATCH

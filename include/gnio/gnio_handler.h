@@ -228,32 +228,30 @@ gnio_host_no_ahead_(const struct gnio_pkt *pk, void *state)
 		gnio_handler_register(&sym); \
 	}
 
+/** (Internal) a CPU handler of @p fn whose item loop is GNIO_HOST_ITEM_LOOP_(fn, ahead, use_ahead). */
+#define GNIO_HANDLER_HOST_LOOP_(sym, name, help, fn, ahead, use_ahead) \
+	static uint32_t \
+	sym ## _host_item(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, \
+			uint16_t *verdicts, void *state) \
+	{ \
+		GNIO_HOST_ITEM_LOOP_(fn, ahead, use_ahead) \
+	} \
+	GNIO_HANDLER_DEFINE_(sym, name, help, sym ## _host_item, fn)
+
 /**
  * Make a CPU handler of @p fn (uint16_t fn(struct gnio_pkt *, void *)) named
  * @p name, registered when its object is loaded. @p sym names the objects the
  * macro defines.
  */
 #define GNIO_HANDLER_HOST(sym, name, help, fn) \
-	static uint32_t \
-	sym ## _host_item(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, \
-			uint16_t *verdicts, void *state) \
-	{ \
-		GNIO_HOST_ITEM_BODY(fn) \
-	} \
-	GNIO_HANDLER_DEFINE_(sym, name, help, sym ## _host_item, fn)
+	GNIO_HANDLER_HOST_LOOP_(sym, name, help, fn, gnio_host_no_ahead_, 0)
 
 /**
  * GNIO_HANDLER_HOST() whose item loop runs @p ahead on the next packet before
  * @p fn runs on each (GNIO_HOST_ITEM_BODY_AHEAD(): prefetching).
  */
 #define GNIO_HANDLER_HOST_AHEAD(sym, name, help, fn, ahead) \
-	static uint32_t \
-	sym ## _host_item(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, \
-			uint16_t *verdicts, void *state) \
-	{ \
-		GNIO_HOST_ITEM_BODY_AHEAD(fn, ahead) \
-	} \
-	GNIO_HANDLER_DEFINE_(sym, name, help, sym ## _host_item, fn)
+	GNIO_HANDLER_HOST_LOOP_(sym, name, help, fn, ahead, 1)
 
 #ifdef __cplusplus
 }
