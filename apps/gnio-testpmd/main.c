@@ -17,7 +17,6 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_gpudev.h>
-#include <rte_pdump.h>
 
 #include "gnio_app.h"
 #include "testpmd.h"
@@ -164,9 +163,11 @@ main(int argc, char **argv)
 	if (ret < 0)
 		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
 	gnio_app_check_devices(APP);
-	if (rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() != 0)
-		printf(APP ": dpdk-dumpcap will not work: rte_pdump_init: %s\n",
-				rte_strerror(rte_errno));
+	if (rte_eal_process_type() == RTE_PROC_PRIMARY) {
+		ret = gnio_pdump_init();
+		if (ret != 0)
+			printf(APP ": dpdk-dumpcap will not work: %s\n", rte_strerror(-ret));
+	}
 
 	RTE_ETH_FOREACH_DEV(port) {
 		if (port < APP_MAX_PORTS && (o.portmask >> port & 1))
@@ -285,6 +286,7 @@ main(int argc, char **argv)
 			(double)(t_end - t_start) / (double)rte_get_timer_hz());
 	if (rep != APP_REPORT_OK && status == 0)
 		status = 1;
+	gnio_pdump_uninit();
 	gnio_pipeline_destroy(p);
 	gnio_app_eal_cleanup();
 	return status;

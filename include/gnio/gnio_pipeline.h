@@ -597,6 +597,27 @@ int gnio_mem_mode_parse(const char *s, enum gnio_mem_mode *mode);
  */
 const char *gnio_mem_mode_name(enum gnio_mem_mode mode);
 
+/**
+ * Let dpdk-dumpcap and dpdk-pdump capture this process's ports: call it
+ * instead of rte_pdump_init(), once, after rte_eal_init(). It serves the
+ * tools' requests as librte_pdump does, but answers "stop capturing" only
+ * once every lcore of every pipeline has left the burst it was in: DPDK
+ * 22.11's own server answers at once, and the tool then frees the pool an
+ * lcore may still be copying into (a crash of the primary, seen under load).
+ * Threads of the application's own that call rx/tx bursts on a captured queue
+ * (on gnio_pipeline_app_txq(), say) are not waited for.
+ * @return 0, or -EPERM (a secondary process), -EALREADY (called before), or the
+ *   error of rte_pdump_init() or rte_mp_action_register()
+ */
+int gnio_pdump_init(void);
+
+/**
+ * End what gnio_pdump_init() began, as rte_pdump_uninit() does; captures
+ * still on (a tool killed before it stopped them) are taken out of the bursts
+ * first, after the same grace period. Call it before closing the ports.
+ */
+void gnio_pdump_uninit(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -354,6 +354,9 @@ gnio_pipeline_create(const struct gnio_conf *cc, char *err, size_t err_len)
 			p->gpu[g].pool_start[1] =
 				rte_mempool_avail_count(gnio_mem_pool_mp(p->gpu[g].hdr_pool));
 	}
+	for (uint16_t l = 0; l < p->nb_lc; l++)
+		p->lc[l].parked = 1;
+	pl_pdump_attach(p);
 	pl_telemetry_register(p);
 	return p;
 fail:
@@ -370,6 +373,7 @@ gnio_pipeline_destroy(struct gnio_pipeline *p)
 	if (p->running)
 		return -EBUSY;
 	pl_telemetry_unregister(p);
+	pl_pdump_detach(p);
 	pl_ports_close(p);
 	pl_events_free(p->events);
 	pl_state_free(p);

@@ -132,17 +132,19 @@ fail:
 	return ret;
 }
 
-/* Wait until every running lcore has passed its quiescent point after the change. */
-static void
+/*
+ * Wait until every lcore has passed its quiescent point after the change, or is parked
+ * (not launched, or out of its loop). Any thread: the ports' and the capture server's.
+ */
+void
 pl_quiesce(struct gnio_pipeline *p)
 {
 	uint32_t gen = __atomic_add_fetch(&p->port_gen, 1, __ATOMIC_ACQ_REL);
 	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() * PL_DRAIN_SECONDS;
 
-	if (!p->running)
-		return;
 	for (uint16_t l = 0; l < p->nb_lc; l++)
 		while ((int32_t)(__atomic_load_n(&p->lc[l].seen_gen, __ATOMIC_ACQUIRE) - gen) < 0 &&
+				__atomic_load_n(&p->lc[l].parked, __ATOMIC_ACQUIRE) == 0 &&
 				rte_get_timer_cycles() < deadline)
 			rte_pause();
 }

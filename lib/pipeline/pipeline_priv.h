@@ -152,6 +152,7 @@ struct pl_lcore {
 	struct pl_comp *comp;      /* completion shard, or NULL */
 	uint32_t rx_stopped;       /* set by the lcore when it saw run_rx cleared and published */
 	uint32_t seen_gen;         /* port_gen seen at the top of the loop (quiescent point) */
+	uint32_t parked;           /* 1 while not in its loop (not launched, or returned) */
 	struct pl_counts cnt __rte_cache_aligned;
 	uint64_t items_done[PL_MAX_GPUS];   /* items completed DONE since start (never reset by
 	                                       gnio_pipeline_reset_stats: compared with the consumer's) */
@@ -246,6 +247,7 @@ int pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g
 		char *err, size_t err_len);
 int pl_prefill(struct gnio_pipeline *p, struct pl_gpu *pg);
 void pl_ports_close(struct gnio_pipeline *p);
+void pl_quiesce(struct gnio_pipeline *p);
 
 /* State and events (pipeline_state.c). */
 struct gnio_events;
@@ -254,6 +256,10 @@ void pl_state_free(struct gnio_pipeline *p);
 
 /* Packets received and generated so far, all ports (pipeline_stats.c). */
 uint64_t pl_received(const struct gnio_pipeline *p);
+
+/* Capture (pdump.c): the pipelines whose lcores the end of a capture waits for. */
+void pl_pdump_attach(struct gnio_pipeline *p);
+void pl_pdump_detach(struct gnio_pipeline *p);
 
 /* Telemetry (telemetry.c). */
 void pl_telemetry_register(struct gnio_pipeline *p);

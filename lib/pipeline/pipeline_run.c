@@ -73,6 +73,7 @@ pl_lcore_main(void *arg)
 	}
 	if (rx_on)
 		pl_rx_stop(p, lc);
+	__atomic_store_n(&lc->parked, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -125,8 +126,10 @@ gnio_pipeline_start(struct gnio_pipeline *p)
 		__atomic_store_n(&p->lc[l].rx_stopped, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->run_rx, 1, __ATOMIC_RELEASE);
 	for (uint16_t l = 0; l < p->nb_lc; l++) {
+		__atomic_store_n(&p->lc[l].parked, 0, __ATOMIC_RELEASE);
 		ret = rte_eal_remote_launch(pl_lcore_main, &p->lc[l], p->lc[l].lcore_id);
 		if (ret != 0) {
+			__atomic_store_n(&p->lc[l].parked, 1, __ATOMIC_RELEASE);
 			PL_LOG(ERR, "cannot launch lcore %u: %s", p->lc[l].lcore_id,
 					rte_strerror(-ret));
 			__atomic_store_n(&p->run_rx, 0, __ATOMIC_RELEASE);
