@@ -606,8 +606,10 @@ const char *gnio_mem_mode_name(enum gnio_mem_mode mode);
  * lcore may still be copying into (a crash of the primary, seen under load).
  * Threads of the application's own that call rx/tx bursts on a captured queue
  * (on gnio_pipeline_app_txq(), say) are not waited for.
- * @return 0, or -EPERM (a secondary process), -EALREADY (called before), or the
- *   error of rte_pdump_init() or rte_mp_action_register()
+ * @return 0 (also where the process has no multi-process channel, --in-memory
+ *   or --no-shconf: no tool can attach, there is nothing to serve), or -EPERM (a
+ *   secondary process), -EALREADY (called before), or the error of
+ *   rte_pdump_init() or rte_mp_action_register()
  */
 int gnio_pdump_init(void);
 

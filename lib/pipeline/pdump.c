@@ -372,7 +372,8 @@ gnio_pdump_init(void)
 
 		rte_pdump_uninit();
 		pd_stats = NULL;
-		return -err;
+		/* No multi-process channel (--in-memory, --no-shconf): no tool can attach. */
+		return err == ENOTSUP ? 0 : -err;
 	}
 	pd_serving = true;
 	return 0;
