@@ -203,6 +203,10 @@ main(int argc, char **argv)
 	if (n < 0)
 		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
 	gnio_app_check_devices(APP);
+	/* dpdk-dumpcap: every burst on the ports is a pipeline lcore's, which a capture's end waits for. */
+	n = gnio_pdump_init();
+	if (n != 0)
+		printf(APP ": dpdk-dumpcap will not work: %s\n", rte_strerror(-n));
 	if (o.wire != 0) {
 		/* The wire's ring ports, one an RX lcore unless told. */
 		if (rte_eth_dev_count_avail() != 0) {
@@ -387,6 +391,7 @@ main(int argc, char **argv)
 			chk.pools_full ? "full" : "NOT FULL");
 	if (!chk.conserved || !chk.pools_full)
 		ret = 1;
+	gnio_pdump_uninit();
 	gnio_pipeline_destroy(p);
 	infer_wire_free(wire);
 	gnio_app_eal_cleanup();

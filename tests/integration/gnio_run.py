@@ -56,6 +56,36 @@ def run_testpmd(eal, app, timeout=60, check=True, prefix=None, lcores=("-l", "0-
     return r
 
 
+def dumpcap(ck, prefix, iface, cap, *args):
+    """One dpdk-dumpcap capture of @iface of the primary of @prefix into @cap; its output. A
+    secondary maps the primary's memory at the same addresses; under ASan (its shadow) the range
+    can be taken in the new process ("Cannot get a virtual area"): that is the machine, try again.
+    Seen there too: a secondary that never starts capturing (killed after 30 s, then tried again)."""
+    for attempt in range(3):
+        try:
+            r = subprocess.run(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", iface, "-w", cap] + list(args),
+                               capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired as e:
+            r = subprocess.CompletedProcess(e.cmd, -9, (e.stdout or b"").decode(errors="replace"),
+                                            (e.stderr or b"").decode(errors="replace") + "(timed out: killed)")
+            print("dpdk-dumpcap: captured nothing in 30 s; again (%d)" % (attempt + 1))
+            continue
+        if "Cannot get a virtual area" not in r.stdout + r.stderr:
+            break
+        print("dpdk-dumpcap: its memory could not be mapped where the primary's is; again (%d)" % (attempt + 1))
+    ck.check(r.returncode == 0 and os.path.exists(cap), "dpdk-dumpcap %s:\n%s%s" % (args, r.stdout, r.stderr))
+    return r.stdout + r.stderr
+
+
+def captured(cap):
+    """The packets of a pcapng file dpdk-dumpcap wrote (scapy's), none when there is no file."""
+    from scapy.all import PcapNgReader   # (scapy.all: the layers decode, not raw bytes)
+    if not os.path.exists(cap):
+        return []
+    with PcapNgReader(cap) as rd:
+        return list(rd)
+
+
 def load_json(path):
     with open(path) as f:
         return json.load(f)

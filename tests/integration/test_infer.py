@@ -11,7 +11,8 @@ example (examples/python/infer_dlpack.py: the batches in PyTorch, or NumPy where
 answers every request right. The sensor-ingest variant (--mode records) reads every byte of 1472-byte
 records in batches: the sum of their bytes is the generator's. The software wire (--wire: ring
 ports whose requests lcores of gnio-infer write and whose answers they check) answers every
-request with the CPU model's class, nothing unaccounted for.
+request with the CPU model's class, nothing unaccounted for; dpdk-dumpcap captures that port's
+requests and answers meanwhile (gnio_pdump_init()) and the run ends as without it.
 Bad options and model files exit 2 with one line.
 
 --gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
@@ -22,12 +23,14 @@ before gnio-infer (compute-sanitizer).
 import argparse
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from importlib.machinery import SourceFileLoader
 
-from gnio_run import BUILD, Checker, eal_mem
+from gnio_run import BUILD, Checker, captured, cleanup_prefix, dumpcap, eal_mem, have_hugepages
 
 SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 INFER = os.path.join(BUILD, "apps", "gnio-infer", "gnio-infer")
@@ -197,6 +200,41 @@ def wire(ck, cons, ports, lcores):
              (cons, ports, r.returncode, (m.group(0) if m else r.stdout[-300:]) + r.stderr.strip()[-300:]))
 
 
+def capture(ck, d):
+    """dpdk-dumpcap on the software wire's port while the host consumer answers (a secondary
+    process: hugepages): the requests received and the answers sent are in the file, and the run,
+    stopped with SIGINT, accounts for every request, conserved, pools full."""
+    if not have_hugepages() or not shutil.which("dpdk-dumpcap"):
+        print("capture not run: dpdk-dumpcap is a secondary process and needs hugepages")
+        return
+    prefix = "gnio-infer-cap-%d" % os.getpid()
+    cmd = [INFER, "--lcores", "(0-3)@(0-%d)" % ((os.cpu_count() or 1) - 1)] + eal_mem(prefix) + \
+        ["--", "--duration", "120", "--model", MODEL, "--consumer", "host", "--wire", "1", "--rx-cores", "1",
+         "--completion", "rx", "--backpressure", "--wire-mbufs", "256"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        head = ""
+        while "port(s), UDP port" not in head and proc.poll() is None:
+            head += proc.stdout.readline()
+        cap = os.path.join(d, "wire.pcapng")
+        dumpcap(ck, prefix, "0", cap, "-c", "512")
+        proc.send_signal(signal.SIGINT)
+        out = head + proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        cleanup_prefix(prefix)
+    print(out.strip())
+    pk = [p for p in captured(cap) if p.haslayer("UDP")]
+    req = sum(1 for p in pk if p["UDP"].dport == 5005 and len(p["UDP"].payload) >= 68)
+    ans = sum(1 for p in pk if p["UDP"].sport == 5005)
+    ck.check(req > 0 and ans > 0 and req + ans >= 512, "capture of the wire's port: %d requests and %d answers of "
+             "%d UDP packets (512 or more)" % (req, ans, len(pk)))
+    ck.check(proc.returncode == 0 and "all accounted for" in out and "conserved; pools full" in out,
+             "the wire with a capture: exit %d, every request accounted for, conservation" % proc.returncode)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpu", action="store_true")
@@ -253,6 +291,7 @@ def main():
     else:
         # Four lcores on the machine's CPUs: main, RX, the host consumer's, the wire's.
         wire(ck, "host", 1, ("--lcores", "(0-3)@(0-%d)" % ((os.cpu_count() or 1) - 1)))
+        capture(ck, d)
     if not a.gpu:
         # Bad options and model files: exit 2, one line.
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],

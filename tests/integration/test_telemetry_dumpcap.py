@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from gnio_run import TESTPMD, Checker, cleanup_prefix, eal_mem, have_hugepages, load_json
+from gnio_run import TESTPMD, Checker, captured, cleanup_prefix, dumpcap, eal_mem, have_hugepages, load_json
 
 ck = Checker("telemetry-dumpcap")
 tmp = tempfile.mkdtemp(prefix="gnio-tel-")
@@ -93,46 +93,18 @@ sock.close()
 ck.check(not bad, "inconsistent snapshots in 400 reads: %d, first %s" % (len(bad), bad[:1]))
 
 
-def dumpcap(cap, *args):
-    """One capture of port 0 into @cap; its output. A secondary maps the primary's memory at the
-    same addresses; under ASan (its shadow) the range can be taken in the new process ("Cannot get
-    a virtual area"): that is the machine, try again. Seen there too: a secondary that never starts
-    capturing (killed after 30 s, then tried again)."""
-    for attempt in range(3):
-        try:
-            r = subprocess.run(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", "net_null0", "-w", cap] + list(args),
-                               capture_output=True, text=True, timeout=30)
-        except subprocess.TimeoutExpired as e:
-            r = subprocess.CompletedProcess(e.cmd, -9, (e.stdout or b"").decode(errors="replace"),
-                                            (e.stderr or b"").decode(errors="replace") + "(timed out: killed)")
-            print("dpdk-dumpcap: captured nothing in 30 s; again (%d)" % (attempt + 1))
-            continue
-        if "Cannot get a virtual area" not in r.stdout + r.stderr:
-            break
-        print("dpdk-dumpcap: its memory could not be mapped where the primary's is; again (%d)" % (attempt + 1))
-    ck.check(r.returncode == 0 and os.path.exists(cap), "dpdk-dumpcap %s:\n%s%s" % (args, r.stdout, r.stderr))
-    return r.stdout + r.stderr
-
-
-def captured(cap):
-    """The packets of a pcapng file: (original length, captured length) each."""
-    from scapy.utils import PcapNgReader
-    with PcapNgReader(cap) as rd:
-        return [(p.wirelen or len(p), len(p)) for p in rd]
-
-
 if have_hugepages() and shutil.which("dpdk-dumpcap"):
     for i in range(4):
         cap = os.path.join(tmp, "cap%d.pcapng" % i)
         snap = ["-s", "32"] if i == 3 else []
-        out = dumpcap(cap, "-c", "64", *snap)
-        pk = captured(cap) if os.path.exists(cap) else []
+        out = dumpcap(ck, prefix, "net_null0", cap, "-c", "64", *snap)
+        pk = [(p.wirelen or len(p), len(p)) for p in captured(cap)]
         ck.check(len(pk) >= 64 and all(c == (32 if snap else w) and w == 64 for w, c in pk),
                  "capture %d%s: 64 packets or more of 64 bytes%s: %s" % (i, snap, " cut at 32" if snap else "", pk[:3]))
         ck.check("Packets received/dropped on interface 'net_null0'" in out, "capture %d: its statistics:\n%s" % (i, out))
     # A filter that keeps nothing (net_null's packets are zeros, not UDP): none written, all counted.
     cap = os.path.join(tmp, "capf.pcapng")
-    out = dumpcap(cap, "-f", "udp", "-a", "duration:1")
+    out = dumpcap(ck, prefix, "net_null0", cap, "-f", "udp", "-a", "duration:1")
     ck.check(os.path.exists(cap) and captured(cap) == [], "filtered capture wrote packets:\n%s" % out)
 else:
     print("dpdk-dumpcap part not run: it is a secondary process and needs hugepages")
