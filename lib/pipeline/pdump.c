@@ -206,8 +206,12 @@ pd_enable(int d, uint16_t port, uint16_t q0, uint16_t q1, const struct pd_reques
 		c->stats = d == 0 ? &pd_stats->rx[port][q] : &pd_stats->tx[port][q];
 		c->cb = d == 0 ? rte_eth_add_first_rx_callback(port, q, pd_rx, c) :
 			rte_eth_add_tx_callback(port, q, pd_tx, c);
-		if (c->cb == NULL)
-			return -rte_errno;
+		if (c->cb == NULL) {
+			int err = rte_errno;
+
+			memset(c, 0, sizeof(*c));   /* not taken: holds no filter */
+			return -err;
+		}
 	}
 	return 0;
 }
@@ -221,11 +225,12 @@ pd_remove(int d, uint16_t port, uint16_t q0, uint16_t q1, const struct rte_ring 
 {
 	for (uint16_t q = q0; q < q1; q++) {
 		struct pd_cb *c = pd_cbs[d][port] != NULL ? &pd_cbs[d][port][q] : NULL;
+		bool live = c != NULL && c->cb != NULL && !c->removed;
 		int ret;
 
-		if (ring != NULL && (c == NULL || c->cb == NULL || c->ring != ring || c->removed))
+		if (ring != NULL && (!live || c->ring != ring))
 			continue;
-		if (c == NULL || c->cb == NULL || c->removed)
+		if (!live)
 			return -EINVAL;
 		ret = d == 0 ? rte_eth_remove_rx_callback(port, q, c->cb) :
 			rte_eth_remove_tx_callback(port, q, c->cb);
@@ -312,11 +317,12 @@ pd_apply(const struct pd_request *r)
 			if (on[d])
 				ret = pd_remove(d, port, q0[d], q1[d], NULL);
 	}
+	/* A filter no queue took is this request's to free; pd_forget() frees one that was taken. */
+	if (filter != NULL && !pd_filter_used(port, filter))
+		rte_bpf_destroy(filter);
 	/* No lcore may still be copying into the tool's pool once it has the answer. */
 	pd_grace();
 	pd_forget(port);
-	if (filter != NULL && !pd_filter_used(port, filter))
-		rte_bpf_destroy(filter);
 	return ret;
 }
 
