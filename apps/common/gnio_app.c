@@ -13,6 +13,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
+#include <gnio/gnio_pipeline.h>
 
 #include "gnio_app.h"
 
@@ -176,6 +177,18 @@ gnio_app_check_devices(const char *app)
 		gnio_app_eal_cleanup();
 		exit(2);
 	}
+}
+
+void
+gnio_app_pdump_init(const char *app)
+{
+	int ret;
+
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
+		return;
+	ret = gnio_pdump_init();
+	if (ret != 0)
+		printf("%s: dpdk-dumpcap will not work: %s\n", app, rte_strerror(-ret));
 }
 
 void

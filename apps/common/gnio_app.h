@@ -35,6 +35,9 @@ char **gnio_app_eal_args(int *argc, char **argv);
  */
 void gnio_app_check_devices(const char *app);
 
+/* In a primary process, serve dpdk-dumpcap (gnio_pdump_init()); say so when it cannot. */
+void gnio_app_pdump_init(const char *app);
+
 /**
  * Check that an output file option can be written: the file is opened for
  * appending (created if missing, then removed again), so an unwritable path is

@@ -204,9 +204,7 @@ main(int argc, char **argv)
 		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
 	gnio_app_check_devices(APP);
 	/* dpdk-dumpcap: every burst on the ports is a pipeline lcore's, which a capture's end waits for. */
-	n = gnio_pdump_init();
-	if (n != 0)
-		printf(APP ": dpdk-dumpcap will not work: %s\n", rte_strerror(-n));
+	gnio_app_pdump_init(APP);
 	if (o.wire != 0) {
 		/* The wire's ring ports, one an RX lcore unless told. */
 		if (rte_eth_dev_count_avail() != 0) {

@@ -163,11 +163,7 @@ main(int argc, char **argv)
 	if (ret < 0)
 		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
 	gnio_app_check_devices(APP);
-	if (rte_eal_process_type() == RTE_PROC_PRIMARY) {
-		ret = gnio_pdump_init();
-		if (ret != 0)
-			printf(APP ": dpdk-dumpcap will not work: %s\n", rte_strerror(-ret));
-	}
+	gnio_app_pdump_init(APP);
 
 	RTE_ETH_FOREACH_DEV(port) {
 		if (port < APP_MAX_PORTS && (o.portmask >> port & 1))
