@@ -44,9 +44,13 @@ k_clock(const struct infer_state *gst, const uint8_t *frame, uint8_t *out, unsig
 	__shared__ __align__(16) uint8_t stb[offsetof(struct infer_state, m)];
 	__shared__ __align__(16) uint8_t buf[CLOCK_FRAME];
 	unsigned int lane = threadIdx.x & 31;
+	infer_h::warp_ctx ctx;
 
 	for (uint32_t b = lane; b < sizeof(stb); b += 32)
 		stb[b] = ((const uint8_t *)gst)[b];
+	__syncwarp();
+	/* As the flagged-line kernel does: the warp's context once, before its first packet. */
+	infer_h::warp_ctx_init(&ctx, stb, lane);
 	for (uint32_t it = 0; it < iters; it++) {
 		struct gnio_pkt pk;
 		unsigned long long t0, t1;
@@ -74,7 +78,7 @@ k_clock(const struct infer_state *gst, const uint8_t *frame, uint8_t *out, unsig
 				}
 			v = 0;
 		} else {
-			v = infer_h::packet_warp(&pk, lane == 0, stb, lane);
+			v = infer_h::packet_one(&pk, stb, lane, &ctx);
 		}
 		v = (uint16_t)__shfl_sync(0xffffffffu, v, 0);
 		__syncwarp();

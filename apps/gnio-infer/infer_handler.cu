@@ -178,11 +178,25 @@ fast_answer_tail(uint32_t *W, uint32_t cls, const float score[INFER_OUT], uint32
 	for (uint32_t k = 0; k + 1 < INFER_OUT; k++)
 		W[13 + k] = __float_as_uint(score[k]) >> 16 | __float_as_uint(score[k + 1]) << 16;
 	W[22] = (W[22] & 0xffff0000u) | __float_as_uint(score[INFER_OUT - 1]) >> 16;
-	/* UDP checksum, bytes 46-89. */
+	/*
+	 * UDP checksum, bytes 46-89, summed as a tree: a chain of 24 dependent
+	 * adds was a third of the answer's cycles (gnio-infer-clock), and the
+	 * scores' words need not wait for the class.
+	 */
+	{
+		uint32_t t[12];
+
 #pragma unroll
-	for (uint32_t k = 11; k < 22; k++)
-		sum += fast_sum2(W[k]);
-	sum += fast_sum2(W[22] & 0xffffu);
+		for (uint32_t k = 0; k < 11; k++)
+			t[k] = fast_sum2(W[11 + k]);
+		t[11] = fast_sum2(W[22] & 0xffffu);
+#pragma unroll
+		for (uint32_t step = 1; step < 12; step *= 2)
+#pragma unroll
+			for (uint32_t k = 0; k + step < 12; k += 2 * step)
+				t[k] += t[k + step];
+		sum += t[0];
+	}
 	c = (uint16_t)~gnio_csum_fold32(sum);
 	c = c == 0 ? 0xffffu : c;
 	W[10] |= (c >> 8) | (c & 0xffu) << 8;
@@ -312,24 +326,192 @@ warp_unit(const float (*wt)[NOUT], const float *in, uint32_t col, float acc)
 }
 
 /*
+ * How the one-request path (packet_one()) reads its weights. A warp's loads
+ * of shared memory issue about one every four cycles (gnio-infer-clock: the
+ * 96 loads of one float each of a lane's two layers, issued with the
+ * request's words, cost the parse 373 cycles), so they are loaded 16 bytes at
+ * a time, each lane its unit's row (infer_model's w1r, w2r): 24 loads, once
+ * for the worker's life, into its warp context (registers), and the layers
+ * are their chains of fmaf and the inputs' loads. INFER_W_AHEAD 2: so; 1:
+ * the rows loaded for each request, with its words; 0: a float a load from
+ * the transposed matrices in the chains, as packet_warp() does (its kernels
+ * need every register for the many requests' path already).
+ */
+#ifndef INFER_W_AHEAD
+#define INFER_W_AHEAD 2
+#endif
+
+/* The rows are read 16 bytes a load (the state is 16-byte aligned in shared memory). */
+static_assert(offsetof(struct infer_state, t.w1r) % 16 == 0 && offsetof(struct infer_state, t.w2r) % 16 == 0,
+		"infer_model's rows must be 16-byte aligned");
+
+/* A lane's weights and biases of both layers: hidden unit j, score j for lanes 0-9. */
+struct infer_warp_w {
+	float4 w1[INFER_IN / 4], w2[INFER_HID / 4];
+	float b1, b2;
+};
+
+__device__ __forceinline__ void
+warp_weights(const struct infer_state *st, unsigned int lane, struct infer_warp_w *w)
+{
+	unsigned int o = lane < INFER_OUT ? lane : 0;
+
+#pragma unroll
+	for (uint32_t q = 0; q < INFER_IN / 4; q++)
+		w->w1[q] = ((const float4 *)st->t.w1r[lane])[q];
+#pragma unroll
+	for (uint32_t q = 0; q < INFER_HID / 4; q++)
+		w->w2[q] = ((const float4 *)st->t.w2r[o])[q];
+	w->b1 = st->t.b1[lane];
+	w->b2 = st->t.b2[o];
+}
+
+/* One unit's chain on @p in (shared memory, 16-byte aligned) with the weights @p wv, from @p acc. */
+template <uint32_t NIN>
+__device__ __forceinline__ float
+warp_unit_r(const float4 *wv, const float *in, float acc)
+{
+#pragma unroll
+	for (uint32_t q = 0; q < NIN / 4; q++) {
+		float4 c = ((const float4 *)in)[q], k = wv[q];
+
+		acc = fmaf(k.x, c.x, acc);
+		acc = fmaf(k.y, c.y, acc);
+		acc = fmaf(k.z, c.z, acc);
+		acc = fmaf(k.w, c.w, acc);
+	}
+	return acc;
+}
+
+/*
  * The model with the whole warp on the pixels in @p wm->x (every lane's
  * stores to it done): lane j the hidden unit j, then lanes 0-9 the scores,
- * returned (lane j's score j). Each unit sums in the order infer_mlp_run()
- * does: the same scores to the bit.
+ * returned (lane j's score j); the weights @p w (REG) or loaded in the
+ * chains. Each unit sums in the order infer_mlp_run() does: the same scores
+ * to the bit.
  */
+template <bool REG>
 __device__ __forceinline__ float
-warp_mlp(const struct infer_state *st, struct infer_warp_mem *wm, unsigned int lane)
+warp_mlp(const struct infer_state *st, struct infer_warp_mem *wm, unsigned int lane,
+		const struct infer_warp_w *w)
 {
+	unsigned int o = lane < INFER_OUT ? lane : 0;
 	float h, s;
 
-	h = warp_unit<INFER_IN, INFER_HID, INFER_MLP_STEP>(st->t.w1t, wm->x, lane, st->t.b1[lane]);
+	if constexpr (REG)
+		h = warp_unit_r<INFER_IN>(w->w1, wm->x, w->b1);
+	else
+		h = warp_unit<INFER_IN, INFER_HID, INFER_MLP_STEP>(st->t.w1t, wm->x, lane, st->t.b1[lane]);
 	wm->h[lane] = h > 0.0f ? h : 0.0f;
 	__syncwarp();
 	INFER_T(3);
-	s = warp_unit<INFER_HID, INFER_OUT, INFER_MLP_STEP2>(st->t.w2t, wm->h, lane < INFER_OUT ? lane : 0,
-			st->t.b2[lane < INFER_OUT ? lane : 0]);
+	if constexpr (REG)
+		s = warp_unit_r<INFER_HID>(w->w2, wm->h, w->b2);
+	else
+		s = warp_unit<INFER_HID, INFER_OUT, INFER_MLP_STEP2>(st->t.w2t, wm->h, o, st->t.b2[o]);
 	INFER_T(4);
 	return s;
+}
+
+/*
+ * One request, lane @p src's packet, with the whole warp; returns its verdict
+ * in lane @p src. The fast path with every lane alike: each reads the
+ * headers' words (one broadcast load each) and decides the same, lane j
+ * checks and converts pixels j and j + 32, and after the model every lane has
+ * the scores and makes the answer's words in its registers. No lane waits for
+ * another's work, no branch divides the warp: lane src alone stores the
+ * answer. @p SAME: every lane was given the same @p pkt (packet_one()), so
+ * none is taken from lane src; its weights are in @p ctx (INFER_W_AHEAD).
+ */
+template <bool SAME>
+__device__ __forceinline__ uint16_t
+warp_request(const struct infer_state *st, struct gnio_pkt *pkt, unsigned int src, unsigned int lane,
+		const struct infer_warp_w *ctx)
+{
+	constexpr int WA = SAME ? INFER_W_AHEAD : 0;   /* how the weights are read */
+	constexpr bool REG = WA != 0;
+	struct infer_warp_mem *wm = infer_warp_mem();
+	struct infer_warp_w w;
+	const uint8_t *d = SAME ? pkt->data :
+		(const uint8_t *)__shfl_sync(0xffffffffu, (unsigned long long)pkt->data, src);
+	bool fits = SAME ? fast_fits((uintptr_t)pkt->data, pkt->len, pkt->pkt_len) :
+		__shfl_sync(0xffffffffu, lane == src && fast_fits((uintptr_t)pkt->data, pkt->len, pkt->pkt_len), src);
+	struct infer_local l;
+	struct gnio_pkt lp;
+	uint32_t pw[INFER_IN / 4], l3 = 0, ihl = 0;
+	uint16_t v = 0;
+	float s, score[INFER_OUT];
+
+	if (fits) {
+		uint32_t W[INFER_FAST_WORDS], p0 = d[46 + lane], p1 = d[78 + lane];
+
+		fast_load((const uint4 *)d, W);
+		if constexpr (WA == 2)
+			w = *ctx;
+		else if constexpr (WA == 1)
+			warp_weights(st, lane, &w);     /* behind the request's loads */
+		if (fast_header(st, W)) {
+			bool bad = __any_sync(0xffffffffu, p0 > 16u || p1 > 16u);
+
+			INFER_T(1);
+			if (!bad) {
+				float sc[INFER_OUT];
+				uint32_t sum;
+
+				wm->x[lane] = (float)p0;
+				wm->x[lane + 32] = (float)p1;
+				__syncwarp();
+				INFER_T(2);
+				/* (Nothing between them: the compiler may interleave the two.) */
+				sum = fast_answer_head(W);
+				s = warp_mlp<REG>(st, wm, lane, &w);
+#pragma unroll
+				for (uint32_t k = 0; k < INFER_OUT; k++)
+					sc[k] = __shfl_sync(0xffffffffu, s, k);
+				fast_answer_tail(W, infer_class(sc), sc, sum);
+				__syncwarp();
+				if (lane == src)
+					fast_store((uint4 *)d, W);
+				INFER_T(5);
+			}
+			__syncwarp();
+			return bad ? gnio_verdict_drop(GNIO_DROP_MALFORMED) : pkt->rx_port;
+		}
+	}
+	/* Anything else: lane src parses and answers, the warp runs the model. */
+	if (lane == src) {
+		infer_local_load(pkt, &l, &lp);
+		v = infer_request_px(st, &lp, &l3, &ihl, (uint8_t *)pw);
+	}
+	v = (uint16_t)__shfl_sync(0xffffffffu, v, src);
+	if (v == 0) {
+		/* Lane j: pixels j and j + 32 as floats, for the warp (each converted once). */
+		if (lane == src)
+#pragma unroll
+			for (uint32_t q = 0; q < INFER_IN / 16; q++)
+				wm->px[q] = make_uint4(pw[4 * q], pw[4 * q + 1], pw[4 * q + 2], pw[4 * q + 3]);
+		__syncwarp();
+		wm->x[lane] = (float)((const uint8_t *)wm->px)[lane];
+		wm->x[lane + 32] = (float)((const uint8_t *)wm->px)[lane + 32];
+		if constexpr (WA == 2)
+			w = *ctx;
+		else if constexpr (WA == 1)
+			warp_weights(st, lane, &w);
+		__syncwarp();
+		s = warp_mlp<REG>(st, wm, lane, &w);
+		if (lane < INFER_OUT)
+			wm->s[lane] = s;
+		__syncwarp();
+		if (lane == src) {
+#pragma unroll
+			for (uint32_t k = 0; k < INFER_OUT; k++)
+				score[k] = wm->s[k];
+			v = infer_answer(&lp, l3, ihl, infer_class(score), score);
+			infer_local_store(&l);
+		}
+	}
+	__syncwarp();
+	return v;
 }
 
 struct infer_h {
@@ -395,93 +577,30 @@ struct infer_h {
 		}
 		while (todo != 0) {
 			unsigned int src = (unsigned int)__ffs(todo) - 1;
-			struct infer_warp_mem *wm = infer_warp_mem();
-			const uint8_t *d = (const uint8_t *)__shfl_sync(0xffffffffu, (unsigned long long)pkt->data, src);
-			bool fits = __shfl_sync(0xffffffffu, lane == src &&
-					fast_fits((uintptr_t)pkt->data, pkt->len, pkt->pkt_len), src);
-			struct infer_local l;
-			struct gnio_pkt lp;
-			uint32_t pw[INFER_IN / 4], l3 = 0, ihl = 0;
-			uint16_t v = 0;
-			float s, score[INFER_OUT];
+			uint16_t v = warp_request<false>(st, pkt, src, lane, NULL);
 
 			todo &= todo - 1;
-			/*
-			 * The fast path with every lane alike: each reads the
-			 * headers' words (one broadcast load each) and decides the
-			 * same, lane j checks and converts pixels j and j + 32, and
-			 * after the model every lane has the scores and makes the
-			 * answer's words in its registers. No lane waits for
-			 * another's work, no branch divides the warp: lane src
-			 * alone stores the answer.
-			 */
-			if (fits) {
-				uint32_t W[INFER_FAST_WORDS], p0 = d[46 + lane], p1 = d[78 + lane];
-
-				fast_load((const uint4 *)d, W);
-				if (fast_header(st, W)) {
-					bool bad = __any_sync(0xffffffffu, p0 > 16u || p1 > 16u);
-
-					INFER_T(1);
-					if (!bad) {
-						float sc[INFER_OUT];
-						uint32_t sum;
-
-						wm->x[lane] = (float)p0;
-						wm->x[lane + 32] = (float)p1;
-						__syncwarp();
-						INFER_T(2);
-						/* (Nothing between them: the compiler may interleave the two.) */
-						sum = fast_answer_head(W);
-						s = warp_mlp(st, wm, lane);
-#pragma unroll
-						for (uint32_t k = 0; k < INFER_OUT; k++)
-							sc[k] = __shfl_sync(0xffffffffu, s, k);
-						fast_answer_tail(W, infer_class(sc), sc, sum);
-						__syncwarp();
-						if (lane == src)
-							fast_store((uint4 *)d, W);
-						INFER_T(5);
-					}
-					if (lane == src)
-						mine = bad ? gnio_verdict_drop(GNIO_DROP_MALFORMED) : pkt->rx_port;
-					__syncwarp();
-					continue;
-				}
-			}
-			/* Anything else: lane src parses and answers, the warp runs the model. */
-			if (lane == src) {
-				infer_local_load(pkt, &l, &lp);
-				v = infer_request_px(st, &lp, &l3, &ihl, (uint8_t *)pw);
-			}
-			v = (uint16_t)__shfl_sync(0xffffffffu, v, src);
-			if (v == 0) {
-				/* Lane j: pixels j and j + 32 as floats, for the warp (each converted once). */
-				if (lane == src)
-#pragma unroll
-					for (uint32_t w = 0; w < INFER_IN / 16; w++)
-						wm->px[w] = make_uint4(pw[4 * w], pw[4 * w + 1], pw[4 * w + 2], pw[4 * w + 3]);
-				__syncwarp();
-				wm->x[lane] = (float)((const uint8_t *)wm->px)[lane];
-				wm->x[lane + 32] = (float)((const uint8_t *)wm->px)[lane + 32];
-				__syncwarp();
-				s = warp_mlp(st, wm, lane);
-				if (lane < INFER_OUT)
-					wm->s[lane] = s;
-				__syncwarp();
-				if (lane == src) {
-#pragma unroll
-					for (uint32_t k = 0; k < INFER_OUT; k++)
-						score[k] = wm->s[k];
-					v = infer_answer(&lp, l3, ihl, infer_class(score), score);
-					infer_local_store(&l);
-				}
-			}
 			if (lane == src)
 				mine = v;
-			__syncwarp();
 		}
 		return mine;
+	}
+
+	/* The flagged lines' worker keeps the model's weights in registers (infer_warp_w). */
+	typedef struct infer_warp_w warp_ctx;
+
+	__device__ static void
+	warp_ctx_init(warp_ctx *c, void *state, unsigned int lane)
+	{
+		if (INFER_W_AHEAD == 2)
+			warp_weights((const struct infer_state *)state, lane, c);
+	}
+
+	/* The flagged lines' case: one request, the whole warp on it (every lane the same @p pkt). */
+	__device__ static uint16_t
+	packet_one(struct gnio_pkt *pkt, void *state, unsigned int lane, const warp_ctx *c)
+	{
+		return warp_request<true>((const struct infer_state *)state, pkt, 0, lane, c);
 	}
 };
 

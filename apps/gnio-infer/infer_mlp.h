@@ -40,11 +40,20 @@ struct infer_mlp {
 	float b2[INFER_OUT];
 };
 
+/* Floats after each row of infer_model's w1r and w2r. */
+#define INFER_ROW_PAD 4u
+
 /*
  * The same weights as the handlers run them: the layers' matrices transposed
- * ([input][unit]), so that the units of one input lie side by side.
+ * ([input][unit]), so that the units of one input lie side by side; and as
+ * rows, one a unit, each padded by INFER_ROW_PAD floats (the one-request warp
+ * path: lane j reads row j 16 bytes a load, and the 32 lanes' loads fall on
+ * distinct banks of shared memory). The rows first: 16-byte aligned where
+ * the structure is.
  */
 struct infer_model {
+	float w1r[INFER_HID][INFER_IN + INFER_ROW_PAD];
+	float w2r[INFER_OUT][INFER_HID + INFER_ROW_PAD];
 	float w1t[INFER_IN][INFER_HID];
 	float b1[INFER_HID];
 	float w2t[INFER_HID][INFER_OUT];
@@ -68,12 +77,13 @@ struct infer_state {
 static inline void
 infer_model_from(const struct infer_mlp *m, struct infer_model *t)
 {
+	memset(t, 0, sizeof(*t));
 	for (uint32_t j = 0; j < INFER_HID; j++) {
 		for (uint32_t i = 0; i < INFER_IN; i++)
-			t->w1t[i][j] = m->w1[j][i];
+			t->w1t[i][j] = t->w1r[j][i] = m->w1[j][i];
 		t->b1[j] = m->b1[j];
 		for (uint32_t k = 0; k < INFER_OUT; k++)
-			t->w2t[j][k] = m->w2[k][j];
+			t->w2t[j][k] = t->w2r[k][j] = m->w2[k][j];
 	}
 	for (uint32_t k = 0; k < INFER_OUT; k++)
 		t->b2[k] = m->b2[k];

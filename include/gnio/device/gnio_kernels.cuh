@@ -19,6 +19,25 @@
  *     __device__ static uint16_t packet_warp(struct gnio_pkt *pkt, bool valid,
  *             void *state, unsigned int lane);
  *
+ * The flagged-line kernel (the latency queue, gnio_line.h) gives a warp one
+ * packet at a time: with packet_warp() it passes that packet to lane 0 only.
+ * A handler may also give, for that case, a function of one packet that all
+ * 32 lanes call together with the same @p pkt, the verdict taken from lane 0:
+ *
+ *     __device__ static uint16_t packet_one(struct gnio_pkt *pkt, void *state,
+ *             unsigned int lane);
+ *
+ * Compiled apart from packet_warp()'s many packets, it keeps their registers
+ * and code out of the latency path. With it, a handler may keep what it reads
+ * of a read-only state in each worker warp's registers for the kernel's life
+ * (a model's weights, say): a type warp_ctx, set once by each lane before
+ * the warp's first packet, and given to every call:
+ *
+ *     typedef ... warp_ctx;
+ *     __device__ static void warp_ctx_init(warp_ctx *c, void *state, unsigned int lane);
+ *     __device__ static uint16_t packet_one(struct gnio_pkt *pkt, void *state,
+ *             unsigned int lane, const warp_ctx *c);
+ *
  * The protocol the kernels follow with the CPU (status lines, sequence
  * numbers, the dispatcher, exactly once) is described once, in docs/GPU.md.
  *
@@ -46,6 +65,25 @@ template <class H, class = void>
 struct has_packet_warp : std::false_type {};
 template <class H>
 struct has_packet_warp<H, decltype((void)&H::packet_warp)> : std::true_type {};
+
+/* Does handler H give a warp-wide function of one packet (the flagged lines' case)? */
+template <class H, class = void>
+struct has_packet_one : std::false_type {};
+template <class H>
+struct has_packet_one<H, decltype((void)&H::packet_one)> : std::true_type {};
+
+/* A handler's per-warp context (H::warp_ctx), or none. */
+struct no_warp_ctx {};
+template <class H, class = void>
+struct warp_ctx_of {
+	typedef no_warp_ctx type;
+	static constexpr bool given = false;
+};
+template <class H>
+struct warp_ctx_of<H, decltype((void)sizeof(typename H::warp_ctx))> {
+	typedef typename H::warp_ctx type;
+	static constexpr bool given = true;
+};
 
 /* The pointers of a queue view, read once (they never change). */
 struct kq {
@@ -181,6 +219,28 @@ lane_packet(gnio_pkt &pk, bool valid, void *state, unsigned int lane)
 		return H::packet_warp(&pk, valid, state, lane);
 	else
 		return valid ? H::packet(&pk, state) : 0;
+}
+
+/* A worker warp's context of handler H, before its first packet. */
+template <class H>
+__device__ __forceinline__ void
+warp_ctx_set(typename warp_ctx_of<H>::type &c, void *state, unsigned int lane)
+{
+	if constexpr (warp_ctx_of<H>::given)
+		H::warp_ctx_init(&c, state, lane);
+}
+
+/* Handler H on one packet, the same @p pk in every lane, with the warp's context; the verdict is lane 0's. */
+template <class H>
+__device__ __forceinline__ uint16_t
+one_packet(gnio_pkt &pk, void *state, unsigned int lane, const typename warp_ctx_of<H>::type &c)
+{
+	if constexpr (warp_ctx_of<H>::given)
+		return H::packet_one(&pk, state, lane, &c);
+	else if constexpr (has_packet_one<H>::value)
+		return H::packet_one(&pk, state, lane);
+	else
+		return lane_packet<H>(pk, lane == 0, state, lane);
 }
 
 /* What the persistent kernel knows of an item before touching host memory. */
@@ -520,7 +580,8 @@ lines_heartbeat(const gnio_cuda_launch &l, uint32_t qi, qsync *sy, unsigned int 
  * polls its packet's request slot with the whole warp (each lane 16 bytes per
  * round trip) until every word carries the packet's tag, copies the inline
  * bytes to shared memory, runs handler H on them (lane 0; a warp-wide handler
- * with all lanes, only lane 0's packet valid), and answers with the changed
+ * with all lanes, only lane 0's packet valid; packet_one() with all lanes and
+ * the warp's context), and answers with the changed
  * words, the mask and the verdict, each tagged: no fence on either side. Only
  * the GNIO_LINES_AHEAD workers nearest the newest packet seen poll host
  * memory; the others wait in L2. It leaves at GNIO_QUIT_NOW, or at
@@ -542,6 +603,7 @@ k_lines(gnio_cuda_launch l)
 	uint64_t *an;
 	const gnio_seg *segs;
 	uint32_t qi, seq, words, chunks, nd, smask, polls = 0;
+	typename warp_ctx_of<H>::type ctx;
 	qsync *sy;
 
 	if (gw >= l.nb_qs * per_q)
@@ -565,6 +627,7 @@ k_lines(gnio_cuda_launch l)
 	}
 	chunks = words / 2;
 	seq = l.start[qi] + gw % per_q - 1;
+	warp_ctx_set<H>(ctx, ks.state, lane);
 	t0 = gnio_shm_dev_time_ns();
 	for (;;) {
 		const uint64_t *req = rq + (size_t)(seq & smask) * words;
@@ -632,7 +695,7 @@ k_lines(gnio_cuda_launch l)
 			pk.segs = segs + (size_t)(seq & smask) * GNIO_LQ_SEGS;
 			pk.nb_segs = (uint16_t)(port >> 16);
 		}
-		v = lane_packet<H>(pk, lane == 0, ks.state, lane);
+		v = one_packet<H>(pk, ks.state, lane, ctx);
 		v = __shfl_sync(0xffffffffu, v, 0);
 		__syncwarp();
 		/*
