@@ -22,16 +22,13 @@
  * The flagged-line kernel (the latency queue, gnio_line.h) gives a warp one
  * packet at a time: with packet_warp() it passes that packet to lane 0 only.
  * A handler may also give, for that case, a function of one packet that all
- * 32 lanes call together with the same @p pkt, the verdict taken from lane 0:
- *
- *     __device__ static uint16_t packet_one(struct gnio_pkt *pkt, void *state,
- *             unsigned int lane);
- *
- * Compiled apart from packet_warp()'s many packets, it keeps their registers
- * and code out of the latency path. With it, a handler may keep what it reads
- * of a read-only state in each worker warp's registers for the kernel's life
- * (a model's weights, say): a type warp_ctx, set once by each lane before
- * the warp's first packet, and given to every call:
+ * 32 lanes call together with the same @p pkt (the verdict taken from lane
+ * 0), compiled apart from packet_warp()'s many packets, which keeps their
+ * registers and code out of the latency path; with it, a per-warp context
+ * for what the handler reads of a read-only state and keeps in the worker
+ * warp's registers for the kernel's life (a model's weights, say), set once
+ * by each lane before the warp's first packet (an empty struct when there is
+ * nothing to keep):
  *
  *     typedef ... warp_ctx;
  *     __device__ static void warp_ctx_init(warp_ctx *c, void *state, unsigned int lane);
@@ -66,23 +63,14 @@ struct has_packet_warp : std::false_type {};
 template <class H>
 struct has_packet_warp<H, decltype((void)&H::packet_warp)> : std::true_type {};
 
-/* Does handler H give a warp-wide function of one packet (the flagged lines' case)? */
+/* Does handler H give a warp-wide function of one packet (the flagged lines' case), with its context? */
 template <class H, class = void>
-struct has_packet_one : std::false_type {};
-template <class H>
-struct has_packet_one<H, decltype((void)&H::packet_one)> : std::true_type {};
-
-/* A handler's per-warp context (H::warp_ctx), or none. */
-struct no_warp_ctx {};
-template <class H, class = void>
-struct warp_ctx_of {
-	typedef no_warp_ctx type;
-	static constexpr bool given = false;
+struct has_packet_one : std::false_type {
+	typedef struct {} ctx;
 };
 template <class H>
-struct warp_ctx_of<H, decltype((void)sizeof(typename H::warp_ctx))> {
-	typedef typename H::warp_ctx type;
-	static constexpr bool given = true;
+struct has_packet_one<H, decltype((void)&H::packet_one, (void)sizeof(typename H::warp_ctx))> : std::true_type {
+	typedef typename H::warp_ctx ctx;
 };
 
 /* The pointers of a queue view, read once (they never change). */
@@ -224,21 +212,19 @@ lane_packet(gnio_pkt &pk, bool valid, void *state, unsigned int lane)
 /* A worker warp's context of handler H, before its first packet. */
 template <class H>
 __device__ __forceinline__ void
-warp_ctx_set(typename warp_ctx_of<H>::type &c, void *state, unsigned int lane)
+warp_ctx_set(typename has_packet_one<H>::ctx &c, void *state, unsigned int lane)
 {
-	if constexpr (warp_ctx_of<H>::given)
+	if constexpr (has_packet_one<H>::value)
 		H::warp_ctx_init(&c, state, lane);
 }
 
 /* Handler H on one packet, the same @p pk in every lane, with the warp's context; the verdict is lane 0's. */
 template <class H>
 __device__ __forceinline__ uint16_t
-one_packet(gnio_pkt &pk, void *state, unsigned int lane, const typename warp_ctx_of<H>::type &c)
+one_packet(gnio_pkt &pk, void *state, unsigned int lane, const typename has_packet_one<H>::ctx &c)
 {
-	if constexpr (warp_ctx_of<H>::given)
+	if constexpr (has_packet_one<H>::value)
 		return H::packet_one(&pk, state, lane, &c);
-	else if constexpr (has_packet_one<H>::value)
-		return H::packet_one(&pk, state, lane);
 	else
 		return lane_packet<H>(pk, lane == 0, state, lane);
 }
@@ -603,7 +589,7 @@ k_lines(gnio_cuda_launch l)
 	uint64_t *an;
 	const gnio_seg *segs;
 	uint32_t qi, seq, words, chunks, nd, smask, polls = 0;
-	typename warp_ctx_of<H>::type ctx;
+	typename has_packet_one<H>::ctx ctx;
 	qsync *sy;
 
 	if (gw >= l.nb_qs * per_q)
