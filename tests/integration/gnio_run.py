@@ -21,11 +21,19 @@ def have_hugepages():
     return free >= 256 and "hugetlbfs" in open("/proc/mounts").read()
 
 
+# Where a primary that others attach to keeps its memory: a secondary maps it at the same
+# addresses. Left to itself, a sanitizer build's primary (ASan's shadow takes the low range EAL
+# asks for first) put it among the mmap()s of 0x7f..., where a secondary's own libraries could
+# already be ("Cannot get a virtual area"); after one such failure no secondary attached to that
+# primary again and the primary hung at its exit (CI, 2026-12-01). Far above both.
+BASE_VIRTADDR = "0x500000000000"
+
+
 def eal_mem(prefix=None):
     """EAL memory arguments; a file prefix only when another process must attach."""
     if have_hugepages():
         args = ["-m", "256"]
-        args += ["--file-prefix=" + prefix] if prefix else ["--in-memory"]
+        args += ["--file-prefix=" + prefix, "--base-virtaddr=" + BASE_VIRTADDR] if prefix else ["--in-memory"]
     else:
         args = ["--no-huge", "-m", "1024"] + (["--file-prefix=" + prefix] if prefix else ["--no-shconf"])
     return args + ["--no-pci", "--log-level=lib.eal:error"]
@@ -58,9 +66,9 @@ def run_testpmd(eal, app, timeout=60, check=True, prefix=None, lcores=("-l", "0-
 
 def dumpcap(ck, prefix, iface, cap, *args):
     """One dpdk-dumpcap capture of @iface of the primary of @prefix into @cap; its output. A
-    secondary maps the primary's memory at the same addresses; under ASan (its shadow) the range
-    can be taken in the new process ("Cannot get a virtual area"): that is the machine, try again.
-    Seen there too: a secondary that never starts capturing (killed after 30 s, then tried again)."""
+    secondary maps the primary's memory at the same addresses, which can be taken in the new
+    process ("Cannot get a virtual area"; see BASE_VIRTADDR): tried again. Seen under ASan too: a
+    secondary that never starts capturing (killed after 30 s, then tried again)."""
     for attempt in range(3):
         try:
             r = subprocess.run(["dpdk-dumpcap", "--file-prefix=" + prefix, "-i", iface, "-w", cap] + list(args),

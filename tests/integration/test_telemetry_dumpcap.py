@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -35,15 +36,22 @@ proc = subprocess.Popen([TESTPMD, "-l", "0-1"] + eal_mem(prefix) + ["--vdev=net_
                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+helpers = []     # dpdk-pdump, while it runs
+
+
 def stop_primary():
-    """However this test ends: no primary left running (its hugepages would starve the tests after it)."""
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
-        cleanup_prefix(prefix)
+    """However this test ends: no primary or helper left running (the primary's hugepages would
+    starve the tests after it; CI, 2026-12-01, a test killed at its time limit left both)."""
+    for p in helpers + [proc]:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    cleanup_prefix(prefix)
 
 
 atexit.register(stop_primary)
+# meson ends a test past its time limit with SIGTERM: leave through atexit, not at once.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL: stopped by SIGTERM (past the time limit?)"))
 # Stopped with SIGINT once the reads and the capture are done (120 s at most: they take about 5
 # on an idle machine, and once ran past 15 on a busy one, where dpdk-dumpcap then attached to a
 # primary at its end and captured nothing).
@@ -105,6 +113,7 @@ def refused_halfway():
     pd = subprocess.Popen(["stdbuf", "-oL", "dpdk-pdump", "--file-prefix=" + prefix, "--", "--pdump",
                            "port=0,queue=*,tx-dev=/dev/null"], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
+    helpers.append(pd)
     sel = selectors.DefaultSelector()
     sel.register(pd.stdout, selectors.EVENT_READ)
     seen, deadline = "", time.time() + 30
