@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """gnio-infer through net_pcap: every well-formed request of the digits test set (three times
-over, with malformed requests and other packets among them) answered exactly once, in order,
+over, with malformed requests and other packets among them, and one with IPv4 options: the
+handlers' general path) answered exactly once, in order,
 turned around with correct lengths and checksums, with the class the model gives and its scores
 (gnio-infer-client check); the malformed ones and the others dropped and counted; conservation
 and pools. Batch mode (rows of DLPack tensors): batches close at B rows, and at T us when the
@@ -38,6 +39,9 @@ CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
 MODEL = os.path.join(SRC, "apps", "gnio-infer", "digits-mlp.bin")
 CL = SourceFileLoader("gnio_infer_client", CLIENT).load_module()
 REPEAT = 3
+# The requests gnio-infer-client --bad writes that are answered: each test image REPEAT times, and
+# one with IPv4 options (the handlers' general path).
+ANSWERED = 359 * REPEAT + 1
 
 
 def infer(d, name, req, *args, wrap=True, lcores=("-l", "0-1")):
@@ -92,7 +96,7 @@ def python_example(ck, d, req, n, consumer):
                        capture_output=True, text=True, timeout=180)
     line = [l for l in r.stdout.splitlines() if l.startswith("infer_dlpack")]
     print("\n".join(line))
-    ck.check(r.returncode == 0 and line and "%d rows" % (359 * REPEAT) in line[0] and "conserved; pools full" in line[0],
+    ck.check(r.returncode == 0 and line and "%d rows" % ANSWERED in line[0] and "conserved; pools full" in line[0],
              "python example on %s: exit 0, every request a row, conservation (%d: %s)" %
              (consumer, r.returncode, (line or [r.stderr.strip()[-300:]])[0]))
     if r.returncode == 0:
@@ -106,8 +110,9 @@ def same_but_scores(a, b):
     """Two answer files equal frame for frame but for the scores (cuBLAS sums in another order)."""
     fa, fb = CL.read_pcap(a), CL.read_pcap(b)
     # Headers up to the UDP checksum (which covers the scores), then the id, class and zeros.
-    return len(fa) == len(fb) and all(x[:40] == y[:40] and x[42:50] == y[42:50] and len(x) == len(y)
-                                      for x, y in zip(fa, fb))
+    return len(fa) == len(fb) and all(x[:u + 6] == y[:u + 6] and x[u + 8:u + 16] == y[u + 8:u + 16] and
+                                      len(x) == len(y) for x, y, u in ((x, y, 14 + CL.ihl_of(x))
+                                                                      for x, y in zip(fa, fb)))
 
 
 def batch_modes(ck, d, req, n, consumers):
@@ -131,7 +136,7 @@ def batch_modes(ck, d, req, n, consumers):
             if m is None:
                 continue
             batches, rows, most, back, failed = (int(x) for x in m.groups())
-            ck.check(rows == 359 * REPEAT and back == batches and failed == 0,
+            ck.check(rows == ANSWERED and back == batches and failed == 0,
                      "%s: every request a row, every batch given back (%s)" % (name, m.group(0)))
             ck.check(most <= bound and batches >= rows // bound,
                      "%s: batches of at most %d rows (%s)" % (name, bound, m.group(0)))
@@ -252,7 +257,7 @@ def main():
     req = os.path.join(d, "requests.pcap")
     subprocess.run([sys.executable, CLIENT, "requests", "--out", req, "--repeat", str(REPEAT), "--bad"],
                    check=True, capture_output=True, timeout=60)
-    n = 359 * REPEAT + 5
+    n = 359 * REPEAT + 6
     answers = {}
     # cuda-lines: the low-latency path (flagged lines; the model warp-wide, one request a warp).
     for cons in (["host", "cuda", "cuda-burst", "cuda-graph", "cuda-staged", "cuda-lines"] if a.gpu else ["host"]):
@@ -266,7 +271,7 @@ def main():
                            capture_output=True, text=True, timeout=120)
         print(c.stdout.strip())
         ck.check(c.returncode == 0, "%s: every request answered once, right (%s)" % (cons, c.stdout.strip()[-300:]))
-        ck.check("%d answered, 3 malformed requests, 2 not requests, 0 dropped" % (359 * REPEAT) in r.stdout,
+        ck.check("%d answered, 3 malformed requests, 2 not requests, 0 dropped" % ANSWERED in r.stdout,
                  "%s: malformed and other packets dropped and counted" % cons)
         ck.check("conserved; pools full" in r.stdout, "%s: conservation, pools full" % cons)
         answers[cons] = CL.read_pcap(out)    # the frames (a pcap record header holds a time)
