@@ -332,13 +332,14 @@ warp_unit(const float (*wt)[NOUT], const float *in, uint32_t col, float acc)
  * request's words, cost the parse 373 cycles), so they are loaded 16 bytes at
  * a time, each lane its unit's row (infer_model's w1r, w2r): 24 loads, once
  * for the worker's life, into its warp context (registers), and the layers
- * are their chains of fmaf and the inputs' loads. INFER_W_AHEAD 2: so; 1:
- * the rows loaded for each request, with its words; 0: a float a load from
- * the transposed matrices in the chains, as packet_warp() does (its kernels
- * need every register for the many requests' path already).
+ * are their chains of fmaf and the inputs' loads (loading the rows for each
+ * request instead, with its words, gave 1456 cycles against 1285:
+ * bench/results/h200-2026-12-01g run 5). INFER_W_AHEAD=0: a float a load
+ * from the transposed matrices in the chains, as packet_warp() does (its
+ * kernels need every register for the many requests' path already).
  */
 #ifndef INFER_W_AHEAD
-#define INFER_W_AHEAD 2
+#define INFER_W_AHEAD 1
 #endif
 
 /* The rows are read 16 bytes a load (the state is 16-byte aligned in shared memory). */
@@ -428,10 +429,8 @@ __device__ __forceinline__ uint16_t
 warp_request(const struct infer_state *st, struct gnio_pkt *pkt, unsigned int src, unsigned int lane,
 		const struct infer_warp_w *ctx)
 {
-	constexpr int WA = SAME ? INFER_W_AHEAD : 0;   /* how the weights are read */
-	constexpr bool REG = WA != 0;
+	constexpr bool REG = SAME && INFER_W_AHEAD;   /* the weights in @p ctx */
 	struct infer_warp_mem *wm = infer_warp_mem();
-	struct infer_warp_w w;
 	const uint8_t *d = SAME ? pkt->data :
 		(const uint8_t *)__shfl_sync(0xffffffffu, (unsigned long long)pkt->data, src);
 	bool fits = SAME ? fast_fits((uintptr_t)pkt->data, pkt->len, pkt->pkt_len) :
@@ -446,10 +445,6 @@ warp_request(const struct infer_state *st, struct gnio_pkt *pkt, unsigned int sr
 		uint32_t W[INFER_FAST_WORDS], p0 = d[46 + lane], p1 = d[78 + lane];
 
 		fast_load((const uint4 *)d, W);
-		if constexpr (WA == 2)
-			w = *ctx;
-		else if constexpr (WA == 1)
-			warp_weights(st, lane, &w);     /* behind the request's loads */
 		if (fast_header(st, W)) {
 			bool bad = __any_sync(0xffffffffu, p0 > 16u || p1 > 16u);
 
@@ -464,7 +459,7 @@ warp_request(const struct infer_state *st, struct gnio_pkt *pkt, unsigned int sr
 				INFER_T(2);
 				/* (Nothing between them: the compiler may interleave the two.) */
 				sum = fast_answer_head(W);
-				s = warp_mlp<REG>(st, wm, lane, &w);
+				s = warp_mlp<REG>(st, wm, lane, ctx);
 #pragma unroll
 				for (uint32_t k = 0; k < INFER_OUT; k++)
 					sc[k] = __shfl_sync(0xffffffffu, s, k);
@@ -493,12 +488,8 @@ warp_request(const struct infer_state *st, struct gnio_pkt *pkt, unsigned int sr
 		__syncwarp();
 		wm->x[lane] = (float)((const uint8_t *)wm->px)[lane];
 		wm->x[lane + 32] = (float)((const uint8_t *)wm->px)[lane + 32];
-		if constexpr (WA == 2)
-			w = *ctx;
-		else if constexpr (WA == 1)
-			warp_weights(st, lane, &w);
 		__syncwarp();
-		s = warp_mlp<REG>(st, wm, lane, &w);
+		s = warp_mlp<REG>(st, wm, lane, ctx);
 		if (lane < INFER_OUT)
 			wm->s[lane] = s;
 		__syncwarp();
@@ -592,7 +583,7 @@ struct infer_h {
 	__device__ static void
 	warp_ctx_init(warp_ctx *c, void *state, unsigned int lane)
 	{
-		if (INFER_W_AHEAD == 2)
+		if (INFER_W_AHEAD)
 			warp_weights((const struct infer_state *)state, lane, c);
 	}
 
