@@ -42,11 +42,12 @@ helpers = []     # dpdk-pdump, while it runs
 def stop_primary():
     """However this test ends: no primary or helper left running (the primary's hugepages would
     starve the tests after it; CI, 2026-12-01, a test killed at its time limit left both)."""
-    for p in helpers + [proc]:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    cleanup_prefix(prefix)
+    left = [p for p in helpers + [proc] if p.poll() is None]
+    for p in left:
+        p.kill()
+        p.wait()
+    if left:
+        cleanup_prefix(prefix)
 
 
 atexit.register(stop_primary)
