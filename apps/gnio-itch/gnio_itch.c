@@ -25,8 +25,8 @@
  * --item-pkts N: packets a burst-queue item holds at most (32 to 512; the library's
  * default, 4 bursts, when not given): the GPU path applies about an item's
  * messages at once at full rate, a chunk's fixed cost shared by them.
- * --gpu-blocks N: the GPU path's blocks (default ITCH_GPU_BLOCKS), each applying
- * the stocks of its own (locate mod N), block 0 the receiver too.
+ * --gpu-blocks N: the GPU path's applying blocks (default ITCH_GPU_BLOCKS), each
+ * applying the stocks of its own (locate mod N), beside the receiver's block.
  * --stall-ms: how long an item may wait for the consumer before the run fails
  * (the library's watchdog, 1000 ms; longer under a tool that slows the GPU down).
  * --rx-pps paces reception (packets/s) for latency runs; at the end the program
@@ -266,17 +266,17 @@ itch_gpu_report(const struct itch_state *st)
 	if (f->rx_items != 0) {
 		k = 1e-3 / (double)f->rx_items;        /* ns summed -> us an item */
 		printf(APP ": GPU receiver, %" PRIu64 " items, us an item: descriptors %.2f, packets into shared "
-				"memory %.2f, their checks %.2f, sequencing %.2f, decoding %.2f, applying %.2f, release "
+				"memory %.2f, their checks %.2f, sequencing %.2f, decoding %.2f, waiting for the appliers "
 				"%.2f\n", f->rx_items, (double)f->rx_ns[ITCH_RX_DESC] * k,
 				(double)f->rx_ns[ITCH_RX_STAGE] * k, (double)f->rx_ns[ITCH_RX_FETCH] * k,
 				(double)f->rx_ns[ITCH_RX_SEQ] * k, (double)f->rx_ns[ITCH_RX_FILL] * k,
-				(double)f->rx_ns[ITCH_RX_APPLY] * k, (double)f->rx_ns[ITCH_RX_RELEASE] * k);
+				(double)f->rx_ns[ITCH_RX_APPLY] * k);
 	}
 	if (gp->chunks == 0 || ghz == 0)
 		return;
-	printf(APP ": GPU batch apply, %u blocks, %" PRIu64 " chunks of %.0f messages on average (%" PRIu64
-			" messages applied one at a time, %" PRIu64 " extra order-walk rounds in block 0, %" PRIu64
-			" index rebuilds), SM clock %.2f GHz, block 0's us a chunk:", gp->blocks, gp->chunks,
+	printf(APP ": GPU batch apply, %u applying blocks, %" PRIu64 " chunks of %.0f messages on average (%" PRIu64
+			" messages applied one at a time, %" PRIu64 " extra order-walk rounds in the first applier, %" PRIu64
+			" index rebuilds), SM clock %.2f GHz, the first applier's us a chunk:", gp->blocks, gp->chunks,
 			(double)gp->batch_msgs / (double)gp->chunks, gp->serial, gp->rounds, gp->rebuilds, ghz);
 	k = 1e-3 / ghz / (double)gp->chunks;       /* cycles summed -> us a chunk */
 	for (uint32_t i = 0; i < ITCH_PH_COUNT; i++)

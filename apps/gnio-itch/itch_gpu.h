@@ -21,26 +21,50 @@ enum {
 	ITCH_PH_COUNT
 };
 
-#define ITCH_GPU_MAX_BLOCKS 64u    /* blocks (shards of the book's stocks) at most */
-#define ITCH_GPU_BLOCKS 16u        /* by default */
+#define ITCH_GPU_MAX_BLOCKS 64u    /* applying blocks (shards of the book's stocks) at most */
+#define ITCH_GPU_BLOCKS 16u        /* by default (and the receiver's block) */
 
-/* What block 0 tells the others (itch_gpu.batch_cmd). */
-#define ITCH_GPU_APPLY 1u
-#define ITCH_GPU_QUIT 2u
+/* A batch the receiver hands to the appliers (itch_gpu.bat[k & 1] for batch k). */
+struct itch_gbatch {
+	uint32_t n;                   /* messages (in half k & 1) */
+	uint32_t nrel;                /* items to release once they are applied (the round's last batch) */
+	uint32_t quit;                /* no more batches */
+	uint32_t pad;
+};
 
-struct itch_gpu {
-	struct itch_pbook pb;         /* the book */
-	struct itch_msg *ent;         /* [bcap]: the decoded messages waiting to be applied, in order */
+/* The decoded messages of one batch, in order. */
+struct itch_ghalf {
+	struct itch_msg *ent;         /* [bcap]: decoded */
 	uint64_t *seq;                /* [bcap]: their sequence numbers */
 	uint64_t *tsc;                /* [bcap]: the RX time of the packet that let each apply */
 	uint32_t *moff;               /* [bcap]: where in the stage a fast packet's message is (~0u: decoded) */
+};
+
+struct itch_gpu {
+	struct itch_pbook pb;         /* the book */
+	/*
+	 * Two batches' messages: the receiver decodes batch k + 1 into one half
+	 * while the appliers apply batch k from the other; ent, seq, tsc and moff
+	 * are the receiver's current half.
+	 */
+	struct itch_ghalf half[2];
+	struct itch_msg *ent;
+	uint64_t *seq;
+	uint64_t *tsc;
+	uint32_t *moff;
 	uint32_t bcap;
 	uint32_t pad;
 	struct itch_bscr *scr;        /* [ITCH_GPU_MAX_BLOCKS]: each block's scratch for the batch apply */
 	struct itch_event *gev;       /* [ITCH_B_CHUNK]: a chunk's events, by message (every block's) */
 	uint8_t *gevf;                /* [ITCH_B_CHUNK]: has message i one */
-	/* Between the blocks (device memory): the grid's barrier, block 0's word to the others. */
-	uint32_t bar_count, bar_gen, batch_n, batch_cmd, serial_n[2];
+	/*
+	 * Between the blocks (device memory): the appliers' barrier; the batches
+	 * posted by the receiver and done by the appliers (the first applier
+	 * writes it, after their events are out and their items released).
+	 */
+	uint32_t bar_count, bar_gen, serial_n[2];
+	struct itch_gbatch bat[2];
+	uint32_t post, done;
 	/* Figures (the kernel's, read at the end). */
 	uint64_t ph_cycles[ITCH_PH_COUNT];   /* SM cycles in each phase */
 	uint64_t cycles, ns;          /* the kernel's whole run, in cycles and ns (the clock's rate) */
@@ -66,12 +90,12 @@ itch_gpu_bcap(uint32_t stage, uint32_t max_pending)
 /* Bytes of each waiting message: decoded, its sequence number, RX time, place in the stage. */
 #define ITCH_GPU_MSG_BYTES (sizeof(struct itch_msg) + 2 * sizeof(uint64_t) + sizeof(uint32_t))
 
-/* Bytes after the feed's tables: the batch book, the waiting messages, the scratch (64-byte aligned parts). */
+/* Bytes after the feed's tables: the batch book, the waiting messages (two halves), the scratch (64-byte aligned parts). */
 GNIO_HD static inline uint64_t
 itch_gpu_bytes(uint32_t order_cap, uint32_t level_cap, uint32_t bcap)
 {
 	return ((itch_pb_bytes(order_cap, level_cap) + 63) & ~63ull) +
-		(((uint64_t)bcap * ITCH_GPU_MSG_BYTES + 63) & ~63ull) +
+		2 * (((uint64_t)bcap * ITCH_GPU_MSG_BYTES + 63) & ~63ull) +
 		(uint64_t)ITCH_GPU_MAX_BLOCKS * ((sizeof(struct itch_bscr) + 63) & ~63ull) +
 		(uint64_t)ITCH_B_CHUNK * (sizeof(struct itch_event) + 1);
 }
@@ -98,12 +122,20 @@ itch_gpu_layout(struct itch_gpu *gp, void *mem, uintptr_t base, uint32_t order_c
 	itch_pb_init(&gp->pb, p, order_cap, level_cap, &here);
 	itch_pb_rebase(&gp->pb, delta);
 	p += pbb;
-	gp->ent = (struct itch_msg *)(p + delta);
-	gp->seq = (uint64_t *)(p + (uint64_t)bcap * sizeof(struct itch_msg) + delta);
-	gp->tsc = gp->seq + bcap;
-	gp->moff = (uint32_t *)(gp->tsc + bcap);
+	for (uint32_t h = 0; h < 2; h++) {
+		struct itch_ghalf *g = &gp->half[h];
+
+		g->ent = (struct itch_msg *)(p + delta);
+		g->seq = (uint64_t *)(p + (uint64_t)bcap * sizeof(struct itch_msg) + delta);
+		g->tsc = g->seq + bcap;
+		g->moff = (uint32_t *)(g->tsc + bcap);
+		p += ((uint64_t)bcap * ITCH_GPU_MSG_BYTES + 63) & ~63ull;
+	}
+	gp->ent = gp->half[0].ent;
+	gp->seq = gp->half[0].seq;
+	gp->tsc = gp->half[0].tsc;
+	gp->moff = gp->half[0].moff;
 	gp->bcap = bcap;
-	p += ((uint64_t)bcap * ITCH_GPU_MSG_BYTES + 63) & ~63ull;
 	gp->scr = (struct itch_bscr *)(p + delta);
 	p += (uint64_t)ITCH_GPU_MAX_BLOCKS * ((sizeof(struct itch_bscr) + 63) & ~63ull);
 	gp->gev = (struct itch_event *)(p + delta);

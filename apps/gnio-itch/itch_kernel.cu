@@ -176,9 +176,10 @@ itch_collect(const gnio_cuda_launch &l, gnio_item *cur, gnio_item *hold, uint32_
 			}
 			if (!it.ready || (nit != 0 && npk + it.nb > ITCH_PK_MAX))
 				break;          /* (its claim kept for the next round) */
-			hold[nit++] = it;
-			npk += it.nb;
-			gnio_item_forget(it);       /* (released from hold[]; the queue's view kept) */
+			/* It, and those after it that are ready too (one poll of host memory for up to 32). */
+			for (uint32_t n = gnio_item_take_ready(l, it, hold + nit, ITCH_IT_MAX - nit, ITCH_PK_MAX - npk);
+					n != 0; n--)
+				npk += hold[nit++].nb;
 		}
 	}
 	for (uint32_t k = lane; k < nit; k += 32) {
@@ -649,10 +650,10 @@ ITCH_PHASE(itch_b_wb2)
 	} while (0)
 
 /*
- * Every block at once (a barrier of the grid, each block's thread 0 in turn):
- * what any thread wrote before is seen by every thread after. The blocks are
- * all resident (one a multiprocessor, fewer than there are), so none waits
- * for one that cannot run.
+ * Every applying block at once (a barrier of blocks 1 .. gridDim.x - 1, each
+ * block's thread 0 in turn): what any thread wrote before is seen by every
+ * thread after. The blocks are all resident (one a multiprocessor, fewer than
+ * there are), so none waits for one that cannot run.
  */
 __device__ static void
 itch_grid_sync(struct itch_gpu *gp)
@@ -663,7 +664,7 @@ itch_grid_sync(struct itch_gpu *gp)
 		uint32_t g = *gen;
 
 		__threadfence();
-		if (atomicAdd(&gp->bar_count, 1u) == gridDim.x - 1) {
+		if (atomicAdd(&gp->bar_count, 1u) == gridDim.x - 2) {
 			gp->bar_count = 0;
 			__threadfence();
 			atomicAdd(&gp->bar_gen, 1u);
@@ -683,22 +684,24 @@ itch_grid_sync(struct itch_gpu *gp)
 #define ITCH_GRID(gp) ITCH_STEP(ITCH_PH_GRID, itch_grid_sync(gp))
 
 /*
- * Every thread of every block: the batch's messages (gp->batch_n of them)
- * applied in chunks (itch_batch.h), block b the stocks of locates b mod the
- * blocks; each chunk's events pushed by block 0, in order, once every block
- * has made its own. Messages that itch_batch_next() gives no chunk to are
- * applied one at a time by block 0's thread 0.
+ * Every thread of every applying block: the @p nent messages of half @p h
+ * applied in chunks (itch_batch.h), applier b (block b + 1) the stocks of
+ * locates b mod the appliers; each chunk's events pushed by applier 0, in
+ * order, once every applier has made its own. Messages that
+ * itch_batch_next() gives no chunk to are applied one at a time by applier
+ * 0's thread 0.
  */
 __device__ __noinline__ static void
-itch_apply(struct itch_state *st, uint32_t tid)
+itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 {
 	struct itch_kshm *sh = SHM;
 	struct itch_gpu *gp = &st->gpu;
 	struct itch_feed *f = &st->feed;
-	uint32_t nent = *(volatile uint32_t *)&gp->batch_n, blk = blockIdx.x, nb = gridDim.x;
+	const struct itch_ghalf hf = gp->half[h];
+	uint32_t blk = blockIdx.x - 1, nb = gridDim.x - 1;
 
 	for (uint32_t at = 0, n; at < nent; at += n) {
-		struct itch_bctx c = { &gp->pb, gp->ent + at, gp->seq + at, gp->tsc + at, 0, blk, nb, sh->gen,
+		struct itch_bctx c = { &gp->pb, hf.ent + at, hf.seq + at, hf.tsc + at, 0, blk, nb, sh->gen,
 			&sh->u.b, gp->scr + blk, gp->gev, gp->gevf };
 		struct itch_bshm *s = &sh->u.b;
 
@@ -709,7 +712,7 @@ itch_apply(struct itch_state *st, uint32_t tid)
 		 * has decided.
 		 */
 		if (tid == 0) {
-			sh->ck_n = itch_batch_next(&gp->pb, gp->ent + at, nent - at);
+			sh->ck_n = itch_batch_next(&gp->pb, hf.ent + at, nent - at);
 			sh->crowded = itch_pb_crowded(&gp->pb.ot) || itch_pb_crowded(&gp->pb.lt);
 		}
 		__syncthreads();
@@ -738,14 +741,14 @@ itch_apply(struct itch_state *st, uint32_t tid)
 				do {
 					struct itch_event e;
 
-					if (itch_pb_apply_one(&gp->pb, &gp->ent[at + r], gp->seq[at + r], &e) == 1) {
-						e.rx_tsc = gp->tsc[at + r];
+					if (itch_pb_apply_one(&gp->pb, &hf.ent[at + r], hf.seq[at + r], &e) == 1) {
+						e.rx_tsc = hf.tsc[at + r];
 						if (f->events == NULL || gnio_event_push(f->events, &e) != 0)
 							f->events_dropped++;
 					}
 					r++;
 				} while (at + r < nent && r < ITCH_SERIAL_RUN &&
-						itch_batch_next(&gp->pb, gp->ent + at + r, nent - at - r) == 0);
+						itch_batch_next(&gp->pb, hf.ent + at + r, nent - at - r) == 0);
 				gp->serial += r;
 				gp->serial_n[sh->sruns & 1] = r;
 			}
@@ -808,10 +811,54 @@ itch_apply(struct itch_state *st, uint32_t tid)
 	}
 }
 
+/* The items of batches posted, for the first applier to release (batch k's in itch_rel[k & 1]). */
+__device__ static gnio_item itch_rel[2][ITCH_IT_MAX];
+
 /*
- * Block 0: the receiver (items, packets, sequencing, decoding), then, with
- * every block, the batch of each window of packets applied (itch_apply());
- * the items released.
+ * Every thread of the receiver: the batch decoded in the current half (its
+ * sh->nent messages) to the appliers, with @p nrel items of @p hold to release
+ * once it is applied (or @p quit: no more); once the batch before is done, so
+ * one is applied while the next is received. The receiver goes on in the
+ * other half.
+ */
+__device__ __noinline__ static void
+itch_post(struct itch_gpu *gp, const gnio_item *hold, uint32_t nrel, uint32_t quit, uint32_t tid)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t k = gp->post;      /* (the receiver's own word) */
+
+	if (tid == 0)
+		for (uint32_t ns = 32; gnio_shm_dev_gpu_acquire(&gp->done) != k; ns = min(ns * 2, 256u))
+			__nanosleep(ns);
+	__syncthreads();
+	for (uint32_t i = tid; i < nrel && tid < 32; i += 32)
+		itch_rel[k & 1][i] = hold[i];           /* (warp 0's holds) */
+	if (tid == 0) {
+		gp->bat[k & 1].n = sh->nent;
+		gp->bat[k & 1].nrel = nrel;
+		gp->bat[k & 1].quit = quit;
+	}
+	/* (Every thread's messages and items before the word that posts them.) */
+	__syncthreads();
+	if (tid == 0) {
+		const struct itch_ghalf *h = &gp->half[(k + 1) & 1];
+
+		__threadfence();
+		gnio_shm_dev_gpu_release(&gp->post, k + 1);
+		gp->ent = h->ent;
+		gp->seq = h->seq;
+		gp->tsc = h->tsc;
+		gp->moff = h->moff;
+		sh->nent = 0;
+	}
+	__syncthreads();
+}
+
+/*
+ * Block 0: the receiver (items, packets, sequencing, decoding); each batch
+ * of messages to the appliers once it holds a chunk, and at the end of a
+ * round with the round's items, which the first applier releases once their
+ * events are out (itch_post()).
  */
 __device__ static void
 itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
@@ -876,41 +923,63 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 			/* Verdicts and packets written back are in host memory before the items are released. */
 			__threadfence_system();
 			__syncthreads();
-			if (tid == 0) {
-				itch_mark(f, ITCH_RX_FILL);
-				sh->tk = clock64();
-				gp->batch_n = sh->nent;
-				gp->batch_cmd = ITCH_GPU_APPLY;
-			}
-			/*
-			 * The batch to every block once it holds a chunk, or at the round's end (its
-			 * items' events before they are released); else the next window first.
-			 */
-			if (sh->nent != 0 && (sh->nent >= ITCH_B_CHUNK || w1 == npk)) {
-				itch_grid_sync(gp);
-				itch_apply(st, tid);
-				__syncthreads();
-				if (tid == 0)
-					sh->nent = 0;
-			}
-			__syncthreads();
 			if (tid == 0)
-				itch_mark(f, ITCH_RX_APPLY);
-		}
-		if (warp == 0) {
-			for (uint32_t k = 0; k < nit; k++)
-				gnio_item_release(hold[k], l);
-			if (lane == 0) {
-				f->rx_items += nit;
-				itch_mark(f, ITCH_RX_RELEASE);
+				itch_mark(f, ITCH_RX_FILL);
+			/*
+			 * The batch to the appliers once it holds a chunk; at the round's end, with
+			 * its items (their events before they are released), even empty; else the
+			 * next window first.
+			 */
+			if (sh->nent >= ITCH_B_CHUNK || w1 == npk) {
+				itch_post(gp, hold, w1 == npk ? nit : 0, 0, tid);
+				if (tid == 0)
+					itch_mark(f, ITCH_RX_APPLY);
 			}
 		}
+		if (tid == 0)
+			f->rx_items += nit;
 		__syncthreads();
 	}
-	/* The other blocks stop. */
-	if (tid == 0)
-		gp->batch_cmd = ITCH_GPU_QUIT;
-	itch_grid_sync(gp);
+	/* The appliers stop, once the last batch is done. */
+	itch_post(gp, hold, 0, 1, tid);
+}
+
+/*
+ * Blocks 1 .. gridDim.x - 1: each batch the receiver posts, applied
+ * (itch_apply()); the first of them releases its items, then says it done.
+ */
+__device__ static void
+itch_applier(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
+{
+	struct itch_kshm *sh = SHM;
+	struct itch_gpu *gp = &st->gpu;
+
+	for (uint32_t k = 0;; k++) {
+		const volatile struct itch_gbatch *b = &gp->bat[k & 1];
+		uint32_t n, nrel;
+
+		if (tid == 0) {
+			for (uint32_t ns = 32; gnio_shm_dev_gpu_acquire(&gp->post) == k; ns = min(ns * 2, 256u))
+				__nanosleep(ns);
+			sh->tk = clock64();
+		}
+		__syncthreads();
+		if (b->quit)
+			break;
+		n = b->n;
+		nrel = b->nrel;
+		itch_apply(st, tid, n, k & 1);
+		/* (Every applier has read the batch before it is done: an applied one ends at a barrier.) */
+		if (n == 0)
+			itch_grid_sync(gp);
+		if (blockIdx.x == 1) {
+			if (tid < 32)
+				gnio_item_release_n(itch_rel[k & 1], nrel, l);
+			__syncthreads();
+			if (tid == 0)
+				gnio_shm_dev_gpu_release(&gp->done, k + 1);
+		}
+	}
 }
 
 __global__ void __launch_bounds__(ITCH_THREADS, 1)
@@ -935,23 +1004,17 @@ k_itch(gnio_cuda_launch l)
 			sh->cyc[k] = 0;
 	}
 	__syncthreads();
-	if (blockIdx.x == 0) {
+	if (blockIdx.x == 0)
 		itch_receiver(l, st, tid);
-	} else {
-		/* The other blocks: each batch block 0 hands out, until it says stop. */
-		for (;;) {
-			itch_grid_sync(gp);
-			if (*(volatile uint32_t *)&gp->batch_cmd == ITCH_GPU_QUIT)
-				break;
-			itch_apply(st, tid);
-		}
-	}
-	if (tid == 0 && blockIdx.x == 0) {
+	else
+		itch_applier(l, st, tid);
+	if (tid == 0 && blockIdx.x == 1)
 		for (uint32_t k = 0; k < ITCH_PH_COUNT; k++)
 			gp->ph_cycles[k] += sh->cyc[k];
+	if (tid == 0 && blockIdx.x == 0) {
 		gp->cycles += clock64() - c0;
 		gp->ns += gnio_shm_dev_time_ns() - t0;
-		gp->blocks = gridDim.x;
+		gp->blocks = gridDim.x - 1;
 	}
 }
 
@@ -971,11 +1034,11 @@ itch_kernel_launch(const struct gnio_cuda_launch *l, void *stream)
 	e = cudaFuncSetAttribute(k_itch, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sizeof(struct itch_kshm));
 	if (e != cudaSuccess)
 		return (int)e;
-	k_itch<<<itch_blocks, ITCH_THREADS, sizeof(struct itch_kshm), (cudaStream_t)stream>>>(*l);
+	k_itch<<<itch_blocks + 1, ITCH_THREADS, sizeof(struct itch_kshm), (cudaStream_t)stream>>>(*l);
 	return (int)cudaGetLastError();
 }
 
-/* The blocks of the next launch (itch_gpu.h), 1 to ITCH_GPU_MAX_BLOCKS; 0, or -EINVAL. */
+/* The applying blocks of the next launch (itch_gpu.h), 1 to ITCH_GPU_MAX_BLOCKS, beside the receiver's; 0, or -EINVAL. */
 extern "C" int
 itch_kernel_set_blocks(uint32_t n)
 {
@@ -983,9 +1046,9 @@ itch_kernel_set_blocks(uint32_t n)
 
 	if (n == 0 || n > ITCH_GPU_MAX_BLOCKS)
 		return -EINVAL;
-	/* All resident at once (a block a multiprocessor): the grid's barriers wait for every one. */
+	/* All resident at once (a block a multiprocessor): the appliers' barriers wait for every one. */
 	if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess && sms > 0 &&
-			n > (uint32_t)sms)
+			n + 1 > (uint32_t)sms)
 		return -EINVAL;
 	itch_blocks = n;
 	return 0;

@@ -154,6 +154,84 @@ gnio_item_wait(const gnio_cuda_launch &l, uint32_t qi, gnio_item &it, uint64_t t
 }
 
 /**
+ * After a gnio_item_wait() that found @p it ready: claim and take the items
+ * after it in its queue that are READY now, in order, up to @p max items and
+ * @p room packets in all (the first is taken whatever it holds), into @p out (@p it first, then the others; @p it itself keeps the queue's
+ * view and any claim left over for the next gnio_item_wait()). Lane k polls
+ * the item k places ahead, so up to 32 items cost one round trip of host
+ * memory instead of one each; the items seen READY are claimed with one
+ * compare-and-swap of the queue's counter, which only succeeds while no other
+ * warp claimed in between (then only @p it is taken: the claims decide, the
+ * polls are a hint).
+ * @param l the kernel's launch inputs
+ * @param it the hold that gnio_item_wait() made ready (forgotten on return:
+ *   release out[0..n-1])
+ * @param out [max] the items taken, each ready, to release
+ *   (gnio_item_release_n())
+ * @param max at least 1
+ * @param room packets the items may hold in all (~0u: no bound)
+ * @return n, the items in @p out (at least 1)
+ */
+__device__ __forceinline__ uint32_t
+gnio_item_take_ready(const gnio_cuda_launch &l, gnio_item &it, gnio_item *out, uint32_t max, uint32_t room)
+{
+	gnio::qsync *sy = (gnio::qsync *)l.sync + it.qi;
+	unsigned int lane = threadIdx.x & 31;
+	uint32_t n = 1, used = it.nb;
+
+	out[0] = it;
+	gnio_item_forget(it);
+	while (n < max) {
+		uint32_t want = min(max - n, 32u), base = out[n - 1].seq + 1, seq = base + lane, ok = 0, r, got = 0;
+		uint64_t head = 0, meta = 0;
+
+		if (lane < want) {
+			gnio_shm_dev_status_line_acquire(gnio::status_line(it.q, seq), &head, &meta);
+			ok = (uint32_t)head == GNIO_BQ_READY && (uint32_t)(head >> 32) == seq &&
+				(uint32_t)(meta >> 32) == seq;
+		}
+		/* (Those whose packets, with every one before them, still fit the room.) */
+		uint32_t sum = ok ? GNIO_BQ_META_COUNT((uint32_t)meta) : 0;
+		for (uint32_t d = 1; d < 32; d *= 2) {
+			uint32_t v = __shfl_up_sync(0xffffffffu, sum, d);
+
+			if (lane >= d)
+				sum += v;
+		}
+		ok = ok && (uint64_t)used + sum <= room;
+		r = __ballot_sync(0xffffffffu, ok);
+		r = ~r == 0 ? 32 : __ffs(~r) - 1;                   /* the READY ones in a row from base */
+		if (r == 0)
+			break;
+		if (lane == 0)
+			got = atomicCAS(&sy->claim, base, base + r) == base;
+		if (!__shfl_sync(0xffffffffu, got, 0))
+			break;
+		for (uint32_t k = 0; k < r; k++) {
+			gnio_item &o = out[n + k];
+			uint32_t m = __shfl_sync(0xffffffffu, (uint32_t)meta, k);
+
+			o = out[0];
+			o.seq = base + k;
+			o.slot = o.seq & it.q.mask;
+			o.nb = GNIO_BQ_META_COUNT(m);
+			o.rx_port = GNIO_BQ_META_PORT(m);
+			o.tx_port = o.rx_port < l.nb_fwd ? l.fwd[o.rx_port] : o.rx_port;
+			o.ready = true;
+			o.claimed = true;
+			o.same = true;
+			o.first = 0;
+			used += o.nb;
+		}
+		n += r;
+		if (r < want)
+			break;
+	}
+	__syncwarp();               /* (each lane's acquire before any lane reads the items) */
+	return n;
+}
+
+/**
  * One packet of a ready item (any lane).
  * @param it the hold (it.ready)
  * @param i packet index, < it.nb
@@ -221,6 +299,38 @@ gnio_item_release(gnio_item &it, const gnio_cuda_launch &l)
 	}
 	it.claimed = false;
 	it.ready = false;
+}
+
+/**
+ * Release @p n ready items at once, as gnio_item_release() does each (their
+ * packets' writes and verdicts ordered before DONE), with the system-scope
+ * releases of up to 32 items issued together (lane k the k-th) instead of one
+ * after another: for a warp that holds many items (gnio_item_take_ready()).
+ * @param its [n] the holds (each ready; every packet has its verdict), of any queues
+ * @param n how many
+ * @param l the kernel's launch inputs
+ */
+__device__ __forceinline__ void
+gnio_item_release_n(gnio_item *its, uint32_t n, const gnio_cuda_launch &l)
+{
+	unsigned int lane = threadIdx.x & 31;
+
+	__syncwarp();
+	for (uint32_t k0 = 0; k0 < n; k0 += 32) {
+		uint32_t k = k0 + lane;
+
+		if (k < n) {
+			gnio_item &it = its[k];
+
+			it.q.item_uniform[it.slot] = 0;
+			gnio_shm_dev_status_release(gnio::status_line(it.q, it.seq), GNIO_BQ_DONE);
+			atomicAdd(&((gnio::qsync *)l.sync + it.qi)->done, 1ull);
+		}
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		its[k].claimed = false;
+		its[k].ready = false;
+	}
 }
 
 /** A user kernel's launcher: @p blocks x @p threads of kernel @p fn, with the launch inputs. */
