@@ -963,15 +963,17 @@ itch_applier(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 				__nanosleep(ns);
 			sh->tk = clock64();
 		}
-		__syncthreads();
+		/*
+		 * Every applier here before any starts: each decides its first step from the
+		 * book as the last batch left it, which a quicker one would change (and each
+		 * has read the batch before the first can say it done).
+		 */
+		itch_grid_sync(gp);
 		if (b->quit)
 			break;
 		n = b->n;
 		nrel = b->nrel;
 		itch_apply(st, tid, n, k & 1);
-		/* (Every applier has read the batch before it is done: an applied one ends at a barrier.) */
-		if (n == 0)
-			itch_grid_sync(gp);
 		if (blockIdx.x == 1) {
 			if (tid < 32)
 				gnio_item_release_n(itch_rel[k & 1], nrel, l);

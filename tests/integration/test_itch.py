@@ -46,11 +46,12 @@ def itch(d, name, pcap, *args, wrap=True, events_tx=False, consumer=None):
     vdev = "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (pcap, out["tx"]) + \
         (",tx_pcap=%s" % out["events"] if events_tx else "")
     wrapper = os.environ.get("GNIO_ITCH_WRAP", "").split() if wrap else []
-    # (Under a wrapper, a sanitizer, an item waits for the GPU many times longer than the watchdog's 1 s.)
+    # (Under a wrapper, a sanitizer, an item waits for the GPU many times longer than the watchdog's 1 s,
+    # and a reordered packet can come later than the gap timeout: both made long there.)
     cmd = wrapper + [ITCH, "-l", "0-1"] + eal_mem() + \
         os.environ.get("GNIO_EAL_EXTRA", "").split() + [vdev, "--"] + (consumer or CONSUMER) + \
         ["--exit-at-end", "--duration", "60", "--depth", "100000", "--bbo-csv", out["bbo"],
-         "--book-json", out["book"]] + (["--stall-ms", "100000"] if wrapper else []) + list(args)
+         "--book-json", out["book"]] + (["--stall-ms", "100000", "--gap-timeout-ms", "100000"] if wrapper else []) + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     return r, out
 
