@@ -93,7 +93,7 @@ struct itch_kshm {
 	uint32_t run_lo[ITCH_PK_MAX], run_hi[ITCH_PK_MAX], run_base[ITCH_PK_MAX];
 	uint32_t nruns;
 	typename itch_scan::TempStorage rx_scan;   /* (the batch's scratch is where the stage is) */
-	uint32_t nit, npk, quit, w1, nent, nent0, cur_item, ck_n, crowded;
+	uint32_t nit, npk, quit, w1, nent, nent0, cur_item, ck_n, crowded, idle;
 	uint32_t ev_first, ev_got, ev_cons;      /* a chunk's events in the channel; consumed as last read */
 	struct gnio_event_ring evr;              /* the event channel's view, read once */
 	uint64_t mark;                           /* thread 0's clock: when the last part ended */
@@ -161,7 +161,8 @@ itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
  * queue has said so and nothing is left.
  */
 __device__ __noinline__ static void
-itch_collect(const gnio_cuda_launch &l, gnio_item *cur, gnio_item *hold, uint32_t nq, uint32_t *qdone, uint32_t lane)
+itch_collect(const gnio_cuda_launch &l, gnio_item *cur, gnio_item *hold, uint32_t nq, uint32_t *qdone, uint32_t lane,
+		uint32_t waiting)
 {
 	struct itch_kshm *sh = SHM;
 	uint32_t nit = 0, npk = 0;
@@ -170,7 +171,7 @@ itch_collect(const gnio_cuda_launch &l, gnio_item *cur, gnio_item *hold, uint32_
 		while (nit < ITCH_IT_MAX && !(*qdone >> q & 1)) {
 			gnio_item &it = cur[q];
 
-			if (gnio_item_wait(l, q, it, nit != 0 ? 0 : nq > 1 ? 2000 : 200000) == GNIO_ITEM_QUIT) {
+			if (gnio_item_wait(l, q, it, nit != 0 ? 0 : nq > 1 || waiting ? 2000 : 200000) == GNIO_ITEM_QUIT) {
 				*qdone |= 1u << q;
 				break;
 			}
@@ -811,54 +812,81 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 	}
 }
 
-/* The items of batches posted, for the first applier to release (batch k's in itch_rel[k & 1]). */
-__device__ static gnio_item itch_rel[2][ITCH_IT_MAX];
+/* Items a batch releases at most: two rounds' (a round's join the batch being filled at its end). */
+#define ITCH_REL_MAX (2 * ITCH_IT_MAX)
+
+/* The items of the batches, for the first applier to release (batch k's in itch_rel[k & 1]). */
+__device__ static gnio_item itch_rel[2][ITCH_REL_MAX];
 
 /*
- * Every thread of the receiver: the batch decoded in the current half (its
- * sh->nent messages) to the appliers, with @p nrel items of @p hold to release
- * once it is applied (or @p quit: no more); once the batch before is done, so
- * one is applied while the next is received. The receiver goes on in the
- * other half.
+ * Every thread of the receiver: are the appliers done with every batch posted
+ * (thread 0's look, the same answer for all; a hint: itch_post() waits)?
  */
-__device__ __noinline__ static void
-itch_post(struct itch_gpu *gp, const gnio_item *hold, uint32_t nrel, uint32_t quit, uint32_t tid)
+__device__ static bool
+itch_idle(struct itch_gpu *gp, uint32_t tid)
 {
 	struct itch_kshm *sh = SHM;
-	uint32_t k = gp->post;      /* (the receiver's own word) */
+	bool idle;
+
+	if (tid == 0)
+		sh->idle = gnio_shm_dev_gpu_peek(&gp->done) == gp->post;
+	__syncthreads();
+	idle = sh->idle;
+	__syncthreads();
+	return idle;
+}
+
+/*
+ * Every thread of the receiver: the batch being filled (the current half's
+ * first ITCH_B_CHUNK messages at most, and the first @p nrel items of
+ * itch_rel[] for it, to release once it is applied; or @p quit: no more) to
+ * the appliers, once they are done with the one before: one is applied while
+ * the next is received. Messages past a chunk go to the other half, the next
+ * batch's start (they are the last window's: their items are not this
+ * batch's), so that under load every batch is a whole chunk.
+ */
+__device__ __noinline__ static void
+itch_post(struct itch_gpu *gp, uint32_t nrel, uint32_t quit, uint32_t tid)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t k = gp->post, n = min(sh->nent, ITCH_B_CHUNK), rest = sh->nent - n;      /* (the receiver's own word) */
+	const struct itch_ghalf *cur = &gp->half[k & 1], *next = &gp->half[(k + 1) & 1];
 
 	if (tid == 0)
 		for (uint32_t ns = 32; gnio_shm_dev_gpu_acquire(&gp->done) != k; ns = min(ns * 2, 256u))
 			__nanosleep(ns);
 	__syncthreads();
-	for (uint32_t i = tid; i < nrel && tid < 32; i += 32)
-		itch_rel[k & 1][i] = hold[i];           /* (warp 0's holds) */
+	/* (The other half was batch k - 1's, done.) */
+	for (uint32_t i = tid; i < rest; i += ITCH_THREADS) {
+		next->ent[i] = cur->ent[n + i];
+		next->seq[i] = cur->seq[n + i];
+		next->tsc[i] = cur->tsc[n + i];
+	}
 	if (tid == 0) {
-		gp->bat[k & 1].n = sh->nent;
+		gp->bat[k & 1].n = n;
 		gp->bat[k & 1].nrel = nrel;
 		gp->bat[k & 1].quit = quit;
 	}
 	/* (Every thread's messages and items before the word that posts them.) */
 	__syncthreads();
 	if (tid == 0) {
-		const struct itch_ghalf *h = &gp->half[(k + 1) & 1];
-
 		__threadfence();
 		gnio_shm_dev_gpu_release(&gp->post, k + 1);
-		gp->ent = h->ent;
-		gp->seq = h->seq;
-		gp->tsc = h->tsc;
-		gp->moff = h->moff;
-		sh->nent = 0;
+		gp->ent = next->ent;
+		gp->seq = next->seq;
+		gp->tsc = next->tsc;
+		gp->moff = next->moff;
+		sh->nent = rest;
 	}
 	__syncthreads();
 }
 
 /*
- * Block 0: the receiver (items, packets, sequencing, decoding); each batch
- * of messages to the appliers once it holds a chunk, and at the end of a
- * round with the round's items, which the first applier releases once their
- * events are out (itch_post()).
+ * Block 0: the receiver (items, packets, sequencing, decoding) into the
+ * batch being filled, posted to the appliers (itch_post()) once it holds a
+ * chunk, or at a round's end when they are idle (or the items to release
+ * would not fit); a round's items join the batch being filled at its end,
+ * and the first applier releases them once their events are out.
  */
 __device__ static void
 itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
@@ -866,17 +894,23 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 	struct itch_feed *f = &st->feed;
 	struct itch_gpu *gp = &st->gpu;
 	struct itch_kshm *sh = SHM;
-	uint32_t warp = tid / 32, lane = tid & 31, nq = min(l.nb_qs, ITCH_MAX_QS), qdone = 0;
+	uint32_t warp = tid / 32, lane = tid & 31, nq = min(l.nb_qs, ITCH_MAX_QS), qdone = 0, nrel = 0;
 	gnio_item cur[ITCH_MAX_QS], hold[ITCH_IT_MAX];
 
 	if (warp == 0)
 		for (uint32_t q = 0; q < nq; q++)
 			gnio_item_init(cur[q]);
 	for (;;) {
-		uint32_t nit, npk;
+		uint32_t nit, npk, waiting = sh->nent != 0 || nrel != 0;
 
+		/* A batch waiting for the appliers, now idle: to them before waiting for items. */
+		if (waiting && itch_idle(gp, tid)) {
+			itch_post(gp, nrel, 0, tid);
+			nrel = 0;
+			waiting = sh->nent != 0;
+		}
 		if (warp == 0)
-			itch_collect(l, cur, hold, nq, &qdone, lane);
+			itch_collect(l, cur, hold, nq, &qdone, lane, waiting);
 		__syncthreads();
 		nit = sh->nit;
 		npk = sh->npk;
@@ -925,23 +959,34 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 			__syncthreads();
 			if (tid == 0)
 				itch_mark(f, ITCH_RX_FILL);
-			/*
-			 * The batch to the appliers once it holds a chunk; at the round's end, with
-			 * its items (their events before they are released), even empty; else the
-			 * next window first.
-			 */
-			if (sh->nent >= ITCH_B_CHUNK || w1 == npk) {
-				itch_post(gp, hold, w1 == npk ? nit : 0, 0, tid);
+			/* A whole chunk: to the appliers (with the items of the rounds before), the rest kept. */
+			while (sh->nent >= ITCH_B_CHUNK) {
+				itch_post(gp, nrel, 0, tid);
+				nrel = 0;
 				if (tid == 0)
 					itch_mark(f, ITCH_RX_APPLY);
 			}
 		}
+		/* The round's items join the batch being filled (their messages are in it, or applied before). */
+		for (uint32_t i = tid; i < nit && tid < 32; i += 32)
+			itch_rel[gp->post & 1][nrel + i] = hold[i];     /* (warp 0's holds) */
+		nrel += nit;
 		if (tid == 0)
 			f->rx_items += nit;
 		__syncthreads();
+		if (nrel + ITCH_IT_MAX > ITCH_REL_MAX || itch_idle(gp, tid)) {
+			itch_post(gp, nrel, 0, tid);
+			nrel = 0;
+			if (tid == 0)
+				itch_mark(f, ITCH_RX_APPLY);
+		}
 	}
-	/* The appliers stop, once the last batch is done. */
-	itch_post(gp, hold, 0, 1, tid);
+	/* What is left, then the appliers stop. */
+	while (sh->nent != 0 || nrel != 0) {
+		itch_post(gp, nrel, 0, tid);
+		nrel = 0;
+	}
+	itch_post(gp, 0, 1, tid);
 }
 
 /*
