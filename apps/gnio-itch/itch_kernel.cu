@@ -3,7 +3,7 @@
  * gnio-itch's GPU path: its own persistent kernel on gnio's per-item API
  * (consumer "cuda-kernel"), the book in GPU memory (itch_pbook.h), blocks of
  * ITCH_THREADS threads (itch_kernel_set_blocks(), one a multiprocessor, all
- * resident), barriers between their steps:
+ * resident; one more for the receiver), barriers between their steps:
  *
  * - block 0 is the receiver: its warp 0 takes the ready items of every queue
  *   (as many packets as a round holds), and their packets' descriptors are
@@ -18,16 +18,22 @@
  *   messages it decodes into the batch itself (ITCH_FEED_APPLY,
  *   itch_gpu_emit() below); then every thread decodes a message of the taken
  *   packets, sets the verdicts, and writes a re-request back to its packet;
- * - once the batch holds a chunk (or at the round's end), every block applies
- *   it, chunk by chunk (itch_batch.h: the same events and book as one message
- *   at a time), block b the stocks of locates b mod the blocks: the busiest
- *   stock's block bounds a chunk, not all of them. The blocks meet at a
- *   barrier of the grid when a chunk's events are made and its pool entries
- *   freed (block 0 then pushes the events into the event channel, in sequence
- *   order, with one reservation), and when the chunk is done. Messages that no
- *   chunk takes (an add soon that a full book could refuse) are applied one at
- *   a time by block 0's thread 0, the others waiting;
- * - block 0 releases the items: their events are in host memory first.
+ *   the messages go into the batch being filled, one of two halves;
+ * - the batch goes to the applying blocks (blocks 1 .. gridDim.x - 1) once it
+ *   holds a chunk, or when they are idle at the end of a round (itch_post()):
+ *   while they apply it, block 0 receives the next into the other half; a
+ *   round's items join the batch being filled;
+ * - the appliers apply a batch chunk by chunk (itch_batch.h: the same events
+ *   and book as one message at a time), applier b the stocks of locates b
+ *   mod the appliers: the busiest stock's applier bounds a chunk, not all of
+ *   them. They meet at a barrier of their own at the start of a batch, when a
+ *   chunk's events are made and its pool entries freed (applier 0 then pushes
+ *   the events into the event channel, in sequence order, with one
+ *   reservation), and when the chunk is done. Messages that no chunk takes
+ *   (an add soon that a full book could refuse) are applied one at a time by
+ *   applier 0's thread 0, the others waiting;
+ * - applier 0 releases the batch's items (their events are in host memory
+ *   first), then says the batch done.
  *
  * Built with loads of device memory from L2 (-dlcm=cg): the blocks write the
  * book on other multiprocessors, whose L1 is not coherent with it. Host memory
@@ -681,7 +687,7 @@ itch_grid_sync(struct itch_gpu *gp)
 /* Messages applied one at a time at most between two grid barriers (a book too full for chunks). */
 #define ITCH_SERIAL_RUN 4096u
 
-/* A grid barrier, the time block 0 waits at it in phase ITCH_PH_GRID. */
+/* The appliers' barrier, the time applier 0 waits at it in phase ITCH_PH_GRID. */
 #define ITCH_GRID(gp) ITCH_STEP(ITCH_PH_GRID, itch_grid_sync(gp))
 
 /*
@@ -709,7 +715,7 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 		/*
 		 * Every block decides the same (the same messages, and the book's counts
 		 * after the grid's last barrier); a path that changes the book at once
-		 * (a rebuild, block 0 alone) waits at a barrier first, until every block
+		 * (a rebuild, applier 0 alone) waits at a barrier first, until every block
 		 * has decided.
 		 */
 		if (tid == 0) {
@@ -733,7 +739,7 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 			/*
 			 * No chunk worth its cost (an add soon that could be refused): this message
 			 * alone, in order, and those after it for which the same holds (a full
-			 * book: the blocks meet once for many), by block 0's thread 0 while the
+			 * book: the blocks meet once for many), by applier 0's thread 0 while the
 			 * others wait.
 			 */
 			if (blk == 0 && tid == 0) {
@@ -755,7 +761,7 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 			}
 			ITCH_STEP(ITCH_PH_SERIAL, (void)0);
 			ITCH_GRID(gp);
-			/* (Two words in turn: block 0 writes this one again only after every block has read it.) */
+			/* (Two words in turn: applier 0 writes this one again only after every block has read it.) */
 			n = *(volatile uint32_t *)&gp->serial_n[sh->sruns & 1];
 			__syncthreads();
 			if (tid == 0)
@@ -795,7 +801,7 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 		ITCH_STEP(ITCH_PH_SWALK, itch_b_swalk_k(c, tid));
 		ITCH_STEP(ITCH_PH_EVENTS, itch_b_events_k(c, tid));
 		ITCH_STEP(ITCH_PH_WB, itch_b_wb1_k(c, tid));
-		/* Every block's events made and pool entries freed: block 0 pushes the events; then the new entries. */
+		/* Every block's events made and pool entries freed: applier 0 pushes the events; then the new entries. */
 		ITCH_GRID(gp);
 		if (blk == 0)
 			ITCH_STEP(ITCH_PH_PUSH, itch_push(c, f, tid));
