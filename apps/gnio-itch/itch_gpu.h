@@ -63,6 +63,8 @@ struct itch_gpu {
 	 * writes it, after their events are out and their items released).
 	 */
 	uint32_t bar_count, bar_gen, serial_n[2];
+	uint32_t crowded;             /* an index wants rebuilding, as the appliers' last barrier saw it */
+	uint32_t pad1;
 	struct itch_gbatch bat[2];
 	uint32_t post, done;
 	/* Figures (the kernel's, read at the end). */

@@ -660,7 +660,10 @@ ITCH_PHASE(itch_b_wb2)
  * Every applying block at once (a barrier of blocks 1 .. gridDim.x - 1, each
  * block's thread 0 in turn): what any thread wrote before is seen by every
  * thread after. The blocks are all resident (one a multiprocessor, fewer than
- * there are), so none waits for one that cannot run.
+ * there are), so none waits for one that cannot run. The last to come, with
+ * every block's writes in, notes whether an index wants rebuilding
+ * (gp->crowded): each block's next decision reads that, not the counts, which
+ * a quicker block may already be changing again.
  */
 __device__ static void
 itch_grid_sync(struct itch_gpu *gp)
@@ -672,6 +675,7 @@ itch_grid_sync(struct itch_gpu *gp)
 
 		__threadfence();
 		if (atomicAdd(&gp->bar_count, 1u) == gridDim.x - 2) {
+			gp->crowded = itch_pb_crowded(&gp->pb.ot) || itch_pb_crowded(&gp->pb.lt);
 			gp->bar_count = 0;
 			__threadfence();
 			atomicAdd(&gp->bar_gen, 1u);
@@ -713,14 +717,15 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 		struct itch_bshm *s = &sh->u.b;
 
 		/*
-		 * Every block decides the same (the same messages, and the book's counts
-		 * after the grid's last barrier); a path that changes the book at once
-		 * (a rebuild, applier 0 alone) waits at a barrier first, until every block
-		 * has decided.
+		 * Every block decides the same (the same messages; the live counts, which
+		 * only change after a barrier that every block must reach first; the
+		 * indexes' state as the last barrier saw it); a path that changes the book
+		 * at once (a rebuild, applier 0 alone) waits at a barrier first, until
+		 * every block has decided.
 		 */
 		if (tid == 0) {
 			sh->ck_n = itch_batch_next(&gp->pb, hf.ent + at, nent - at);
-			sh->crowded = itch_pb_crowded(&gp->pb.ot) || itch_pb_crowded(&gp->pb.lt);
+			sh->crowded = *(volatile uint32_t *)&gp->crowded;
 		}
 		__syncthreads();
 		n = sh->ck_n;
