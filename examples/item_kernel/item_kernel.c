@@ -6,7 +6,11 @@
  * transmits or drops each packet as the kernel decided; this program starts
  * and stops it and prints what the kernel counted in its state.
  *
- *   item_kernel [EAL options] -- [--duration S] [--max-packets N]
+ *   item_kernel [EAL options] -- [--duration S] [--max-packets N] [--shared]
+ *
+ * --shared runs item_macswap_shared: many warps on each queue, each taking
+ * the ready items after the one it waited for at once and releasing them
+ * together.
  *
  * Needs a CUDA GPU (the kernel runs nowhere else): without one it says so and
  * exits 2.
@@ -30,6 +34,7 @@
 static const struct option opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "max-packets", required_argument, NULL, 'm' },
+	{ "shared", no_argument, NULL, 's' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -54,6 +59,10 @@ parse(int argc, char **argv, struct gnio_conf *conf, uint64_t *duration)
 
 		if (o == '?')
 			return -1;     /* getopt said why */
+		if (o == 's') {
+			conf->consumer.kernel = "item_macswap_shared";    /* many warps a queue */
+			continue;
+		}
 		if (!number(optarg, UINT64_MAX, &v)) {
 			fprintf(stderr, "item_kernel: --%s %s: not a number\n", opts[k].name, optarg);
 			return -1;

@@ -342,5 +342,15 @@ else:
              m.group(1) == m2.group(1) == m2.group(2),
              "item_kernel: the bursts it counted = items gnio counted it released = items completed")
     ck.check(read_pcap(out) == want, "item_kernel: macswap's output byte for byte, in order")
+    # --shared: 32 warps on the one queue, taking ready items together: the same, each item once.
+    out = os.path.join(tmp, "ik-shared.pcap")
+    r = run("item_kernel", ["--max-packets", str(N), "--shared"], out, lcores="0-3")
+    m = re.search(r"swapped (\d+) packets in (\d+) bursts", r.stdout)
+    m2 = re.search(r"items each once \(kernel (\d+), completed (\d+)\)", r.stdout)
+    ck.check(r.returncode == 0 and "conserved; pools full; items each once" in r.stdout and m is not None and
+             m2 is not None and int(m.group(1)) == N and m.group(2) == m2.group(1) == m2.group(2),
+             "item_kernel --shared: %d packets, each item once (exit %d: %s)" % (N, r.returncode,
+                                                                               r.stderr[-300:]))
+    ck.check(read_pcap(out) == want, "item_kernel --shared: macswap's output byte for byte, in order")
 shutil.rmtree(tmp, ignore_errors=True)
 ck.finish()
