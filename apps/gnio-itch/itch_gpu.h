@@ -43,15 +43,11 @@ struct itch_ghalf {
 struct itch_gpu {
 	struct itch_pbook pb;         /* the book */
 	/*
-	 * Two batches' messages: the receiver decodes batch k + 1 into one half
-	 * while the appliers apply batch k from the other; ent, seq, tsc and moff
-	 * are the receiver's current half.
+	 * Two batches' messages: batch k in half k & 1; the receiver decodes the
+	 * batch it fills (number post) into its half while the appliers apply the
+	 * one before from the other.
 	 */
 	struct itch_ghalf half[2];
-	struct itch_msg *ent;
-	uint64_t *seq;
-	uint64_t *tsc;
-	uint32_t *moff;
 	uint32_t bcap;
 	uint32_t pad;
 	struct itch_bscr *scr;        /* [ITCH_GPU_MAX_BLOCKS]: each block's scratch for the batch apply */
@@ -133,10 +129,6 @@ itch_gpu_layout(struct itch_gpu *gp, void *mem, uintptr_t base, uint32_t order_c
 		g->moff = (uint32_t *)(g->tsc + bcap);
 		p += ((uint64_t)bcap * ITCH_GPU_MSG_BYTES + 63) & ~63ull;
 	}
-	gp->ent = gp->half[0].ent;
-	gp->seq = gp->half[0].seq;
-	gp->tsc = gp->half[0].tsc;
-	gp->moff = gp->half[0].moff;
 	gp->bcap = bcap;
 	gp->scr = (struct itch_bscr *)(p + delta);
 	p += (uint64_t)ITCH_GPU_MAX_BLOCKS * ((sizeof(struct itch_bscr) + 63) & ~63ull);

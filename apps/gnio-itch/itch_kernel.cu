@@ -136,6 +136,13 @@ itch_state_of(struct itch_feed *f)
 	return (struct itch_state *)((uint8_t *)f - offsetof(struct itch_state, feed));
 }
 
+/* The half the receiver fills: that of the batch it will post next (gp->post, its own word). */
+__device__ static inline const struct itch_ghalf *
+itch_filling(const struct itch_gpu *gp)
+{
+	return &gp->half[gp->post & 1];
+}
+
 /*
  * The receiver's slow path (itch_state.h's code on thread 0): message @p m of
  * @p n bytes, sequence number @p seq, decoded into the batch, with the RX
@@ -145,13 +152,13 @@ __host__ __device__ static void
 itch_gpu_emit(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 {
 #ifdef __CUDA_ARCH__
-	struct itch_gpu *gp = &itch_state_of(f)->gpu;
+	const struct itch_ghalf *h = itch_filling(&itch_state_of(f)->gpu);
 	uint32_t k = SHM->nent++;
 
-	itch_decode(m, n, &gp->ent[k]);
-	gp->seq[k] = seq;
-	gp->tsc[k] = SHM->it_tsc[SHM->cur_item];
-	gp->moff[k] = ~0u;          /* decoded here */
+	itch_decode(m, n, &h->ent[k]);
+	h->seq[k] = seq;
+	h->tsc[k] = SHM->it_tsc[SHM->cur_item];
+	h->moff[k] = ~0u;           /* decoded here */
 #else
 	(void)f;
 	(void)m;
@@ -445,11 +452,12 @@ itch_fill(struct itch_gpu *gp, uint32_t k)
 		uint32_t e = sh->run_base[run] + sh->pk_cum[k];
 		const uint8_t *p = sh->u.stage + sh->pk_off[k], *m;
 		uint64_t tsc = sh->it_tsc[it], seq = sh->pk_seq[k];
+		const struct itch_ghalf *h = itch_filling(gp);
 
 		for (uint32_t q = 0; q < sh->pk_cnt[k]; q++, e++) {
-			gp->moff[e] = sh->pk_off[k] + at;
-			gp->seq[e] = seq + q;
-			gp->tsc[e] = tsc;
+			h->moff[e] = sh->pk_off[k] + at;
+			h->seq[e] = seq + q;
+			h->tsc[e] = tsc;
 			itch_mold_next(p, len, &at, &m, &n);    /* (all there: itch_check() saw them) */
 		}
 		sh->pk_verd[k] = gnio_verdict_drop(GNIO_DROP_HANDLER);
@@ -467,11 +475,12 @@ itch_fill(struct itch_gpu *gp, uint32_t k)
 __device__ __noinline__ static void
 itch_decode_at(struct itch_gpu *gp, uint32_t e)
 {
-	uint32_t off = gp->moff[e];
+	const struct itch_ghalf *h = itch_filling(gp);
+	uint32_t off = h->moff[e];
 	const uint8_t *m = SHM->u.stage + off;
 
 	if (off != ~0u)
-		itch_decode(m + 2, itch_be16(m), &gp->ent[e]);
+		itch_decode(m + 2, itch_be16(m), &h->ent[e]);
 }
 
 /* Thread 0: reserve @p want records of channel @p ev; the first; *@p got of them are ours. */
@@ -883,10 +892,6 @@ itch_post(struct itch_gpu *gp, uint32_t nrel, uint32_t quit, uint32_t tid)
 	if (tid == 0) {
 		__threadfence();
 		gnio_shm_dev_gpu_release(&gp->post, k + 1);
-		gp->ent = next->ent;
-		gp->seq = next->seq;
-		gp->tsc = next->tsc;
-		gp->moff = next->moff;
 		sh->nent = rest;
 	}
 	__syncthreads();

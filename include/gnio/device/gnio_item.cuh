@@ -82,6 +82,22 @@ gnio_item_forget(gnio_item &it)
 	it.ready = false;
 }
 
+/// @cond INTERNAL
+namespace gnio {
+/* Hold @p it, claimed, made ready from its status line's @p meta word (count and port). */
+__device__ __forceinline__ void
+item_set_ready(gnio_item &it, const gnio_cuda_launch &l, uint32_t meta)
+{
+	it.nb = GNIO_BQ_META_COUNT(meta);
+	it.rx_port = GNIO_BQ_META_PORT(meta);
+	it.tx_port = it.rx_port < l.nb_fwd ? l.fwd[it.rx_port] : it.rx_port;
+	it.ready = true;
+	it.same = true;
+	it.first = 0;
+}
+} /* namespace gnio */
+/// @endcond
+
 /**
  * Claim the next item of a queue (unless this warp holds a claim already)
  * and wait for it to be READY.
@@ -99,7 +115,7 @@ gnio_item_wait(const gnio_cuda_launch &l, uint32_t qi, gnio_item &it, uint64_t t
 	gnio::qsync *sy = (gnio::qsync *)l.sync + qi;
 	unsigned int lane = threadIdx.x & 31;
 	uint64_t t0 = gnio_shm_dev_time_ns();
-	uint32_t seq = it.seq, res = 0;
+	uint32_t seq = it.seq, res = 0, m = 0;
 
 	if (!it.has_q || it.qi != qi) {
 		it.q = gnio::load_q(l.qs[qi]);   /* (the view does not change while the kernel runs) */
@@ -121,11 +137,9 @@ gnio_item_wait(const gnio_cuda_launch &l, uint32_t qi, gnio_item &it, uint64_t t
 			uint32_t quit;
 
 			gnio_shm_dev_status_line_acquire(gnio::status_line(it.q, seq), &head, &meta);
-			if ((uint32_t)head == GNIO_BQ_READY && (uint32_t)(head >> 32) == seq &&
-					(uint32_t)(meta >> 32) == seq) {
+			if (gnio::item_is_ready(head, meta, seq)) {
 				res = 2;   /* ready */
-				it.nb = GNIO_BQ_META_COUNT((uint32_t)meta);
-				it.rx_port = GNIO_BQ_META_PORT((uint32_t)meta);
+				m = (uint32_t)meta;
 				break;
 			}
 			quit = gnio_shm_dev_flag_load(l.quit);
@@ -142,14 +156,8 @@ gnio_item_wait(const gnio_cuda_launch &l, uint32_t qi, gnio_item &it, uint64_t t
 	res = __shfl_sync(0xffffffffu, res, 0);
 	if (res == 1)
 		return GNIO_ITEM_QUIT;
-	if (res != 0) {
-		it.nb = __shfl_sync(0xffffffffu, it.nb, 0);
-		it.rx_port = (uint16_t)__shfl_sync(0xffffffffu, (uint32_t)it.rx_port, 0);
-		it.tx_port = it.rx_port < l.nb_fwd ? l.fwd[it.rx_port] : it.rx_port;
-		it.ready = true;
-		it.same = true;
-		it.first = 0;
-	}
+	if (res != 0)
+		gnio::item_set_ready(it, l, __shfl_sync(0xffffffffu, m, 0));
 	return GNIO_ITEM_OK;
 }
 
@@ -187,8 +195,7 @@ gnio_item_take_ready(const gnio_cuda_launch &l, gnio_item &it, gnio_item *out, u
 
 		if (lane < want) {
 			gnio_shm_dev_status_line_acquire(gnio::status_line(it.q, seq), &head, &meta);
-			ok = (uint32_t)head == GNIO_BQ_READY && (uint32_t)(head >> 32) == seq &&
-				(uint32_t)(meta >> 32) == seq;
+			ok = gnio::item_is_ready(head, meta, seq);
 		}
 		/* (Those whose packets, with every one before them, still fit the room.) */
 		uint32_t sum = ok ? GNIO_BQ_META_COUNT((uint32_t)meta) : 0;
@@ -199,8 +206,7 @@ gnio_item_take_ready(const gnio_cuda_launch &l, gnio_item &it, gnio_item *out, u
 				sum += v;
 		}
 		ok = ok && (uint64_t)used + sum <= room;
-		r = __ballot_sync(0xffffffffu, ok);
-		r = ~r == 0 ? 32 : __ffs(~r) - 1;                   /* the READY ones in a row from base */
+		r = gnio::lanes_in_a_row(__ballot_sync(0xffffffffu, ok));   /* the READY ones in a row from base */
 		if (r == 0)
 			break;
 		if (lane == 0)
@@ -214,13 +220,8 @@ gnio_item_take_ready(const gnio_cuda_launch &l, gnio_item &it, gnio_item *out, u
 			o = out[0];
 			o.seq = base + k;
 			o.slot = o.seq & it.q.mask;
-			o.nb = GNIO_BQ_META_COUNT(m);
-			o.rx_port = GNIO_BQ_META_PORT(m);
-			o.tx_port = o.rx_port < l.nb_fwd ? l.fwd[o.rx_port] : o.rx_port;
-			o.ready = true;
 			o.claimed = true;
-			o.same = true;
-			o.first = 0;
+			gnio::item_set_ready(o, l, m);
 			used += o.nb;
 		}
 		n += r;
@@ -280,32 +281,11 @@ gnio_item_set_verdict(gnio_item &it, uint32_t i, uint16_t v)
 }
 
 /**
- * Release a ready item to completion: every lane's packet writes and verdicts
- * are ordered before DONE (one system-scope release by lane 0). The warp's
- * claim ends; its next gnio_item_wait() claims a new item.
- * @param it the hold (it.ready; every packet has its verdict)
- * @param l the kernel's launch inputs
- */
-__device__ __forceinline__ void
-gnio_item_release(gnio_item &it, const gnio_cuda_launch &l)
-{
-	gnio::qsync *sy = (gnio::qsync *)l.sync + it.qi;
-
-	__syncwarp();
-	if ((threadIdx.x & 31) == 0) {
-		it.q.item_uniform[it.slot] = 0;
-		gnio_shm_dev_status_release(gnio::status_line(it.q, it.seq), GNIO_BQ_DONE);
-		atomicAdd(&sy->done, 1ull);
-	}
-	it.claimed = false;
-	it.ready = false;
-}
-
-/**
- * Release @p n ready items at once, as gnio_item_release() does each (their
- * packets' writes and verdicts ordered before DONE), with the system-scope
- * releases of up to 32 items issued together (lane k the k-th) instead of one
- * after another: for a warp that holds many items (gnio_item_take_ready()).
+ * Release @p n ready items to completion at once: every lane's packet writes
+ * and verdicts ordered before DONE, with the system-scope releases of up to
+ * 32 items issued together (lane k the k-th) instead of one after another:
+ * for a warp that holds many items (gnio_item_take_ready()). The warp's
+ * claims end.
  * @param its [n] the holds (each ready; every packet has its verdict), of any queues
  * @param n how many
  * @param l the kernel's launch inputs
@@ -331,6 +311,19 @@ gnio_item_release_n(gnio_item *its, uint32_t n, const gnio_cuda_launch &l)
 		its[k].claimed = false;
 		its[k].ready = false;
 	}
+}
+
+/**
+ * Release a ready item to completion: every lane's packet writes and verdicts
+ * are ordered before DONE (one system-scope release by lane 0). The warp's
+ * claim ends; its next gnio_item_wait() claims a new item.
+ * @param it the hold (it.ready; every packet has its verdict)
+ * @param l the kernel's launch inputs
+ */
+__device__ __forceinline__ void
+gnio_item_release(gnio_item &it, const gnio_cuda_launch &l)
+{
+	gnio_item_release_n(&it, 1, l);
 }
 
 /** A user kernel's launcher: @p blocks x @p threads of kernel @p fn, with the launch inputs. */

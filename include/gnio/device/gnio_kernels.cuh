@@ -116,6 +116,20 @@ status_line(const kq &q, uint32_t idx)
 	return q.status + (size_t)(idx & q.mask) * GNIO_BQ_STATUS_STRIDE;
 }
 
+/* Does a status line's first 16 bytes (@p head, @p meta) say item @p seq of this lap is READY? */
+__device__ __forceinline__ bool
+item_is_ready(uint64_t head, uint64_t meta, uint32_t seq)
+{
+	return (uint32_t)head == GNIO_BQ_READY && (uint32_t)(head >> 32) == seq && (uint32_t)(meta >> 32) == seq;
+}
+
+/* How many of a warp's lanes, from lane 0, have their bit set in @p mask, in a row. */
+__device__ __forceinline__ uint32_t
+lanes_in_a_row(uint32_t mask)
+{
+	return mask == 0xffffffffu ? 32 : __ffs(~mask) - 1;
+}
+
 /*
  * Fault injection: spend @p ns more on an item (also while draining at stop),
  * but stop at once when told to stop now.
@@ -362,10 +376,9 @@ dispatcher(const gnio_cuda_launch &l, const kq &q, uint32_t qi, qsync *sy, uint3
 			quit = gnio_shm_dev_flag_load(l.quit);
 		if (lane < width)
 			gnio_shm_dev_status_line_acquire(status_line(q, want), &head, &hmeta);
-		ready = __ballot_sync(0xffffffffu, lane < width && (uint32_t)head == GNIO_BQ_READY &&
-				(uint32_t)(head >> 32) == want && (uint32_t)(hmeta >> 32) == want);
+		ready = __ballot_sync(0xffffffffu, lane < width && item_is_ready(head, hmeta, want));
 		/* Items are published in order: take the READY ones at the head. */
-		n = ready == 0xffffffffu ? 32 : __ffs(~ready) - 1;
+		n = lanes_in_a_row(ready);
 		if (lane == 0) {
 			poll_ns += gnio_shm_dev_time_after(ready) - t;
 			polls++;
