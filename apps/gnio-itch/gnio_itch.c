@@ -16,7 +16,7 @@
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--shards N] [--rx-pps N]
  *        [--backpressure] [--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N]
- *        [--gpu-ll N] [--item-pkts N]
+ *        [--item-pkts N]
  * --shards splits the CPU path's book by stock locate; the results are the same
  * with any number. The GPU path has its own book (itch_pbook.h), applied a batch
  * of messages at a time by a block of threads (itch_batch.h, itch_kernel.cu).
@@ -27,9 +27,6 @@
  * messages at once at full rate, a chunk's fixed cost shared by them.
  * --gpu-blocks N: the GPU path's applying blocks (default ITCH_GPU_BLOCKS), each
  * applying the stocks of its own (locate mod N), beside the receiver's block.
- * --gpu-ll N: batches of N messages at most, while the appliers are idle, are
- * applied by the receiver's warps themselves, message by message (the
- * low-latency path; default ITCH_GPU_LL, 0: never).
  * --stall-ms: how long an item may wait for the consumer before the run fails
  * (the library's watchdog, 1000 ms; longer under a tool that slows the GPU down).
  * --rx-pps paces reception (packets/s) for latency runs; at the end the program
@@ -61,8 +58,7 @@
 
 struct opts {
 	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards, poll_us, stall_ms;
-	uint32_t gpu_blocks, item_pkts, gpu_ll;
-	bool gpu_ll_set;
+	uint32_t gpu_blocks, item_pkts;
 	uint32_t req_ip, local_ip, ev_ip;
 	uint16_t req_port, local_port, ev_port;
 	bool exit_at_end;
@@ -116,7 +112,6 @@ parse(int argc, char **argv, struct opts *o)
 		{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
 		{ "poll-us", required_argument, NULL, 'Q' }, { "stall-ms", required_argument, NULL, 'W' },
 		{ "gpu-blocks", required_argument, NULL, 'K' }, { "item-pkts", required_argument, NULL, 'I' },
-		{ "gpu-ll", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -147,10 +142,6 @@ parse(int argc, char **argv, struct opts *o)
 		case 'W': o->stall_ms = num("--stall-ms", optarg, 1, 3600000); break;
 		case 'K': o->gpu_blocks = num("--gpu-blocks", optarg, 1, ITCH_GPU_MAX_BLOCKS); break;
 		case 'I': o->item_pkts = num("--item-pkts", optarg, 32, 512); break;
-		case 'Y':
-			o->gpu_ll = num("--gpu-ll", optarg, 0, ITCH_LL_MAX);
-			o->gpu_ll_set = true;
-			break;
 		case 'c':
 			if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda-kernel") != 0)
 				app_fail("--consumer=%s: host or cuda-kernel", optarg);
@@ -165,8 +156,7 @@ parse(int argc, char **argv, struct opts *o)
 					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
 					"[--max-pending N] [--shards N] [--rx-pps N] [--backpressure] "
-					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N] [--gpu-ll N] "
-					"[--item-pkts N]\n");
+					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N] [--item-pkts N]\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -176,10 +166,6 @@ parse(int argc, char **argv, struct opts *o)
 		app_fail("%s: unexpected argument", argv[optind]);
 	if (strcmp(o->consumer, "host") == 0 && o->gpu_blocks != 0)
 		app_fail("%s: the GPU path's (--consumer cuda-kernel)", "--gpu-blocks");
-	if (strcmp(o->consumer, "host") == 0 && o->gpu_ll_set)
-		app_fail("%s: the GPU path's (--consumer cuda-kernel)", "--gpu-ll");
-	if (!o->gpu_ll_set)
-		o->gpu_ll = ITCH_GPU_LL;
 	if (strcmp(o->consumer, "host") != 0) {
 		if (o->shards != 0) {
 			fprintf(stderr, APP ": --shards=%u: the CPU path's (the GPU path's: --gpu-blocks)\n",
@@ -281,16 +267,11 @@ itch_gpu_report(const struct itch_state *st)
 		k = 1e-3 / (double)f->rx_items;        /* ns summed -> us an item */
 		printf(APP ": GPU receiver, %" PRIu64 " items, us an item: descriptors %.2f, packets into shared "
 				"memory %.2f, their checks %.2f, sequencing %.2f, decoding %.2f, waiting for the appliers "
-				"%.2f, applying small batches itself %.2f\n", f->rx_items, (double)f->rx_ns[ITCH_RX_DESC] * k,
+				"%.2f\n", f->rx_items, (double)f->rx_ns[ITCH_RX_DESC] * k,
 				(double)f->rx_ns[ITCH_RX_STAGE] * k, (double)f->rx_ns[ITCH_RX_FETCH] * k,
 				(double)f->rx_ns[ITCH_RX_SEQ] * k, (double)f->rx_ns[ITCH_RX_FILL] * k,
-				(double)f->rx_ns[ITCH_RX_APPLY] * k, (double)f->rx_ns[ITCH_RX_LL] * k);
+				(double)f->rx_ns[ITCH_RX_APPLY] * k);
 	}
-	if (gp->ll_batches != 0)
-		printf(APP ": GPU low-latency path (batches of %u messages at most), %" PRIu64 " batches of %.1f messages "
-				"on average, %.2f us a batch\n", gp->ll_max, gp->ll_batches,
-				(double)gp->ll_msgs / (double)gp->ll_batches,
-				(double)f->rx_ns[ITCH_RX_LL] * 1e-3 / (double)gp->ll_batches);
 	if (gp->chunks == 0 || ghz == 0)
 		return;
 	printf(APP ": GPU batch apply, %u applying blocks, %" PRIu64 " chunks of %.0f messages on average (%" PRIu64
@@ -437,8 +418,6 @@ main(int argc, char **argv)
 		itch_gpu_layout(&st->gpu, (uint8_t *)&st->feed + feed_bytes, (uintptr_t)gnio_pipeline_state(p, 0) +
 				offsetof(struct itch_state, feed) + feed_bytes, o.orders, o.levels, bcap,
 				&st->feed.book[0]);
-	if (gpu)
-		st->gpu.ll_max = o.gpu_ll;
 	rte_eth_macaddr_get(ports[0], &mac);
 	request_headers(st->feed.req_hdr, &o, &mac);
 	if (gnio_pipeline_state_write(p, 0, 0, st, size) != 0)

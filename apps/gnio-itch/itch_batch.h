@@ -847,7 +847,7 @@ itch_b_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		if (o == ITCH_NONE)
 			continue;
 		if (!g->g_live[r]) {
-			itch_pb_order_erase(b, NULL, o);
+			itch_pb_order_erase(b, o);
 			dord--;
 		} else {
 			b->orders[o].shares = g->g_sh[r];
@@ -864,7 +864,7 @@ itch_b_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 			if (p == ITCH_NONE)
 				continue;
 			if (s->lv_ord[lid] == 0) {
-				itch_pb_level_erase(b, NULL, p);
+				itch_pb_level_erase(b, p);
 				dlev--;
 			} else {
 				b->levels[p].shares = s->lv_sh[lid];
@@ -890,8 +890,7 @@ itch_b_wb2(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 
 		if (g->g_pre[r] != ITCH_NONE || !g->g_live[r])
 			continue;
-		itch_pb_order_insert(b, NULL, NULL, itch_b_ref(c, r), c->m[r >> 1].locate, g->g_side[r], g->g_sh[r],
-				g->g_px[r]);
+		itch_pb_order_insert(b, itch_b_ref(c, r), c->m[r >> 1].locate, g->g_side[r], g->g_sh[r], g->g_px[r]);
 		dord++;
 	}
 	for (uint32_t q = tid; q < s->nsides; q += nt) {
@@ -900,7 +899,7 @@ itch_b_wb2(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		for (uint32_t lid = g->s_start[r]; lid < g->s_start[r] + g->s_nlev[r]; lid++) {
 			if (g->lv_pool[lid] != ITCH_NONE || s->lv_ord[lid] == 0)
 				continue;
-			itch_pb_level_insert(b, NULL, NULL, NULL, loc, side, s->lv_px[lid], s->lv_sh[lid], s->lv_ord[lid]);
+			itch_pb_level_insert(b, loc, side, s->lv_px[lid], s->lv_sh[lid], s->lv_ord[lid]);
 			dlev++;
 		}
 	}
@@ -977,35 +976,6 @@ itch_batch_next(const struct itch_pbook *b, const struct itch_msg *m, uint32_t n
 	uint32_t k = itch_batch_cap(b, m, n);
 
 	return k < ITCH_B_MIN_CHUNK && k < n ? 0 : k;
-}
-
-/*
- * The low-latency path (itch_kernel.cu's itch_ll()): a small batch applied by
- * the receiver's warps, message by message, the messages of different stocks
- * side by side (a warp the locates w mod the warps, each stock's in order,
- * itch_pb_apply_x() by the whole warp), the pool entries freed once every
- * warp is done. It may take a batch only when that gives what one message at
- * a time in order gives: when no add among them can be refused (the live
- * orders and levels plus its @p adds below the capacities, as for a chunk,
- * and the pools' free entries, which nothing returns meanwhile, enough), and
- * without crowding an index (a message adds at most four entries or
- * tombstones: a replace's order and level gone, its new order and level), so
- * that the appliers' next batch rebuilds it first.
- */
-#define ITCH_LL_MAX 256u     /* messages of a batch at most */
-
-GNIO_HD static inline int
-itch_ll_fits(const struct itch_pbook *b, uint32_t n, uint32_t adds)
-{
-	uint32_t room_o = b->order_cap - 1 - b->live_orders, room_l = b->level_cap - b->live_levels;
-	const struct itch_ptab *t[2] = { &b->ot, &b->lt };
-
-	if (n > ITCH_LL_MAX || adds > room_o || adds > room_l || adds > b->ot.nfree || adds > b->lt.nfree)
-		return 0;
-	for (uint32_t k = 0; k < 2; k++)
-		if ((uint64_t)(t[k]->cap - t[k]->nfree + t[k]->tombs + 4 * n) * 4 > (uint64_t)t[k]->slots * 3)
-			return 0;
-	return 1;
 }
 
 #ifndef __CUDACC__
@@ -1167,84 +1137,6 @@ itch_batch_apply_cpu(struct itch_bctx *cs, uint32_t ns, const struct itch_msg *m
 				out(arg, &cs[0].ev[i]);
 		at += k;
 	}
-}
-
-/*
- * The low-latency path on the CPU, as itch_ll() runs it on the GPU: messages
- * m[0, n) (itch_ll_fits() said yes), the stocks of each of @p classes classes
- * (locate mod classes, the GPU's warps) in turn, in an order drawn from
- * *@p rnd, each class's messages in order, the pool entries freed after;
- * each event, in message order, to @p out(@p arg, event).
- */
-static inline void
-itch_ll_apply_cpu(struct itch_pbook *b, const struct itch_msg *m, const uint64_t *seq, const uint64_t *tsc,
-		uint32_t n, uint32_t classes, uint64_t *rnd, void (*out)(void *, const struct itch_event *), void *arg)
-{
-	static struct itch_event ev[ITCH_LL_MAX];
-	static uint8_t evf[ITCH_LL_MAX];
-	/* (later: what is freed and what is not used, two entries a message at most) */
-	uint32_t later[2][2 * ITCH_LL_MAX], nl[2] = { 0, 0 }, ord[64], pool[2][ITCH_LL_MAX], np[2] = { 0, 0 };
-	struct itch_pbx sum;
-
-	memset(&sum, 0, sizeof(sum));
-	for (uint32_t q = 0; q < classes; q++)
-		ord[q] = q;
-	for (uint32_t q = classes - 1; q > 0; q--) {
-		uint32_t x, t;
-
-		*rnd = *rnd * 6364136223846793005ull + 1442695040888963407ull;
-		x = (uint32_t)(*rnd >> 33) % (q + 1);
-		t = ord[q];
-		ord[q] = ord[x];
-		ord[x] = t;
-	}
-	for (uint32_t q = 0; q < classes; q++) {
-		struct itch_pbx x;
-
-		memset(&x, 0, sizeof(x));
-		x.later[0] = later[0] + nl[0];
-		x.later[1] = later[1] + nl[1];
-		/* The entries its adds may take, from each pool at once (as a warp takes them). */
-		for (uint32_t i = 0; i < n; i++)
-			x.pool_n[0] += m[i].locate % classes == ord[q] && itch_b_is_add(&m[i]);
-		x.pool_n[1] = x.pool_n[0];
-		for (uint32_t k = 0; k < 2; k++) {
-			struct itch_ptab *t = k == 0 ? &b->ot : &b->lt;
-
-			x.pool[k] = pool[k] + np[k];
-			t->nfree -= x.pool_n[k];
-			for (uint32_t i = 0; i < x.pool_n[k]; i++)
-				x.pool[k][i] = t->free[t->nfree + x.pool_n[k] - 1 - i];
-		}
-		for (uint32_t i = 0; i < n; i++) {
-			if (m[i].locate % classes != ord[q])
-				continue;
-			evf[i] = itch_pb_apply_x(b, &x, &m[i], seq[i], &ev[i]) == 1;
-			ev[i].rx_tsc = tsc[i];
-		}
-		nl[0] += x.nlater[0];
-		nl[1] += x.nlater[1];
-		/* (What it did not use goes back with what it freed.) */
-		for (uint32_t k = 0; k < 2; k++)
-			for (uint32_t i = x.npool[k]; i < x.pool_n[k]; i++)
-				later[k][nl[k]++] = x.pool[k][i];
-		np[0] += x.pool_n[0];
-		np[1] += x.pool_n[1];
-		sum.orders += x.orders;
-		sum.levels += x.levels;
-		sum.messages += x.messages;
-		sum.unknown_ref += x.unknown_ref;
-		sum.book_full += x.book_full;
-		sum.unknown_type += x.unknown_type;
-		sum.malformed += x.malformed;
-	}
-	for (uint32_t k = 0; k < 2; k++)
-		for (uint32_t i = 0; i < nl[k]; i++)
-			itch_pbx_release(NULL, k == 0 ? &b->ot : &b->lt, k, later[k][i]);
-	itch_pbx_fold(b, &sum);
-	for (uint32_t i = 0; i < n; i++)
-		if (evf[i])
-			out(arg, &ev[i]);
 }
 #endif
 

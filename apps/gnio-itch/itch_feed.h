@@ -48,10 +48,9 @@ enum itch_action {
  * The parts of a round of the GPU path's receiver (itch_feed.rx_ns, itch_kernel.cu):
  * its packets' descriptors, their bytes into shared memory, the checks of each
  * copy (FETCH), sequencing, decoding the messages (FILL), waiting for the
- * appliers to be done with the batch before (APPLY), applying a small batch
- * itself (LL: the low-latency path).
+ * appliers to be done with the batch before (APPLY).
  */
-enum { ITCH_RX_FETCH, ITCH_RX_SEQ, ITCH_RX_APPLY, ITCH_RX_DESC, ITCH_RX_STAGE, ITCH_RX_FILL, ITCH_RX_LL,
+enum { ITCH_RX_FETCH, ITCH_RX_SEQ, ITCH_RX_APPLY, ITCH_RX_DESC, ITCH_RX_STAGE, ITCH_RX_FILL,
 	ITCH_RX_PARTS };
 
 struct itch_feed {

@@ -23,7 +23,6 @@ enum {
 
 #define ITCH_GPU_MAX_BLOCKS 64u    /* applying blocks (shards of the book's stocks) at most */
 #define ITCH_GPU_BLOCKS 16u        /* by default (and the receiver's block) */
-#define ITCH_GPU_LL 64u            /* the low-latency path's batches at most (messages), by default */
 
 /* A batch the receiver hands to the appliers (itch_gpu.bat[k & 1] for batch k). */
 struct itch_gbatch {
@@ -68,9 +67,7 @@ struct itch_gpu {
 	uint64_t ph_cycles[ITCH_PH_COUNT];   /* SM cycles in each phase */
 	uint64_t cycles, ns;          /* the kernel's whole run, in cycles and ns (the clock's rate) */
 	uint64_t chunks, serial, rounds, rebuilds, batch_msgs;
-	uint64_t ll_batches, ll_msgs;  /* batches (and their messages) the receiver applied itself */
-	uint32_t blocks;
-	uint32_t ll_max;              /* the low-latency path's batches at most (messages; 0: none), the host's */
+	uint32_t blocks, pad2;
 };
 
 #ifndef __CUDACC__

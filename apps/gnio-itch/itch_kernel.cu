@@ -33,12 +33,7 @@
  *   (an add soon that a full book could refuse) are applied one at a time by
  *   applier 0's thread 0, the others waiting;
  * - applier 0 releases the batch's items (their events are in host memory
- *   first), then says the batch done;
- * - the low-latency path: a small batch (gp->ll_max messages at most), when
- *   the appliers are idle and it cannot change what a message at a time
- *   gives, is applied by the receiver's own warps instead (itch_ll()), the
- *   messages of different stocks side by side, without a chunk's phases and
- *   the appliers' barriers.
+ *   first), then says the batch done.
  *
  * Built with loads of device memory from L2 (-dlcm=cg): the blocks write the
  * book on other multiprocessors, whose L1 is not coherent with it. Host memory
@@ -104,7 +99,7 @@ struct itch_kshm {
 	uint32_t run_lo[ITCH_PK_MAX], run_hi[ITCH_PK_MAX], run_base[ITCH_PK_MAX];
 	uint32_t nruns;
 	typename itch_scan::TempStorage rx_scan;   /* (the batch's scratch is where the stage is) */
-	uint32_t nit, npk, quit, w1, nent, nent0, cur_item, ck_n, crowded, idle, ll;
+	uint32_t nit, npk, quit, w1, nent, nent0, cur_item, ck_n, crowded, idle;
 	uint32_t ev_first, ev_got, ev_cons;      /* a chunk's events in the channel; consumed as last read */
 	struct gnio_event_ring evr;              /* the event channel's view, read once */
 	uint64_t mark;                           /* thread 0's clock: when the last part ended */
@@ -902,152 +897,6 @@ itch_post(struct itch_gpu *gp, uint32_t nrel, uint32_t quit, uint32_t tid)
 	__syncthreads();
 }
 
-static_assert(ITCH_LL_MAX <= ITCH_THREADS && ITCH_LL_MAX <= ITCH_B_CHUNK &&
-	ITCH_THREADS / 32 * 4 * ITCH_LL_MAX * sizeof(uint32_t) <= ITCH_STAGE,
-	"a low-latency batch: a message a thread, its events where a chunk's go, each warp's pool entries in the stage");
-
-/* A 64-bit count of the book's gains @p v (one thread of many). */
-__device__ static inline void
-itch_count(uint64_t *p, uint64_t v)
-{
-	if (v != 0)
-		atomicAdd((unsigned long long *)p, (unsigned long long)v);
-}
-
-/*
- * Every thread of the receiver, the appliers idle: the batch being filled
- * applied here, if it is small (gp->ll_max messages at most) and
- * itch_ll_fits() says it may be (the low-latency path, itch_batch.h): warp w
- * applies the messages of the locates w mod the warps, in order, each by the
- * whole warp at once (itch_pb_apply_x()), with the pool entries its adds may
- * need taken first (one atomic a pool); once every warp is done, the pool
- * entries they freed or did not use go back, their counts into the book's, the events
- * into the channel (itch_push(), in order), and the batch's @p nrel items are
- * released. 1: done, nothing left to post; 0: the batch is the appliers'
- * (thread 0's decision, the same for all).
- */
-__device__ __noinline__ static uint32_t
-itch_ll(const gnio_cuda_launch &l, struct itch_state *st, uint32_t nrel, uint32_t tid)
-{
-	struct itch_kshm *sh = SHM;
-	struct itch_gpu *gp = &st->gpu;
-	struct itch_pbook *b = &gp->pb;
-	const struct itch_ghalf *h = itch_filling(gp);
-	uint32_t n = sh->nent, warp = tid / 32, lane = tid & 31, nw = ITCH_THREADS / 32, adds;
-	uint32_t *later = (uint32_t *)sh->u.stage + warp * 4 * ITCH_LL_MAX, mine_adds = 0, mine[ITCH_LL_MAX / 32];
-	struct itch_pbx x;
-
-	if (n == 0 || n > gp->ll_max)
-		return 0;
-	adds = __syncthreads_count(tid < n && itch_b_is_add(&h->ent[tid]));
-	if (tid == 0)
-		sh->ll = gnio_shm_dev_gpu_acquire(&gp->done) == gp->post && itch_ll_fits(b, n, adds);
-	__syncthreads();
-	if (!sh->ll)
-		return 0;
-	memset(&x, 0, sizeof(x));
-	x.warp = 1;
-	x.later[0] = later;
-	x.later[1] = later + ITCH_LL_MAX;
-	x.pool[0] = later + 2 * ITCH_LL_MAX;
-	x.pool[1] = later + 3 * ITCH_LL_MAX;
-	/* This warp's messages (a mask a window of 32), and the entries their adds may take, from each pool at once. */
-	for (uint32_t w = 0; w < ITCH_LL_MAX / 32; w++) {
-		uint32_t i = 32 * w + lane;
-		bool own = i < n && h->ent[i].locate % nw == warp;
-
-		mine[w] = __ballot_sync(0xffffffffu, own);
-		mine_adds += __popc(__ballot_sync(0xffffffffu, own && itch_b_is_add(&h->ent[i])));
-	}
-	for (uint32_t k = 0; k < 2 && mine_adds != 0; k++) {
-		struct itch_ptab *t = k == 0 ? &b->ot : &b->lt;
-		uint32_t top = 0;
-
-		if (lane == 0)
-			top = atomicSub(&t->nfree, mine_adds);
-		top = __shfl_sync(0xffffffffu, top, 0);
-		for (uint32_t i = lane; i < mine_adds; i += 32)
-			x.pool[k][i] = t->free[top - 1 - i];
-		x.pool_n[k] = mine_adds;
-	}
-	__syncwarp();
-	for (uint32_t w = 0; w < ITCH_LL_MAX / 32; w++) {
-		for (uint32_t m = mine[w]; m != 0; m &= m - 1) {
-			uint32_t j = 32 * w + __ffs(m) - 1;
-			struct itch_msg d = h->ent[j];
-			struct itch_event e;
-			int r = itch_pb_apply_x(b, &x, &d, h->seq[j], &e);
-
-			if (lane == 0) {
-				gp->gevf[j] = r == 1;
-				if (r == 1) {
-					e.rx_tsc = h->tsc[j];
-					gp->gev[j] = e;
-				}
-			}
-			__syncwarp();
-		}
-	}
-	if (lane == 0) {
-		if (x.orders != 0)
-			atomicAdd(&b->live_orders, (uint32_t)x.orders);
-		if (x.levels != 0)
-			atomicAdd(&b->live_levels, (uint32_t)x.levels);
-		itch_count(&b->messages, x.messages);
-		itch_count(&b->unknown_ref, x.unknown_ref);
-		itch_count(&b->book_full, x.book_full);
-		itch_count(&b->unknown_type, x.unknown_type);
-		itch_count(&b->malformed, x.malformed);
-	}
-	/* Every warp done with the pools before what they freed goes back (pushes and pops apart). */
-	__syncthreads();
-	for (uint32_t k = 0; k < 2; k++) {
-		for (uint32_t i = lane; i < x.nlater[k]; i += 32)
-			itch_pbx_release(NULL, k == 0 ? &b->ot : &b->lt, k, x.later[k][i]);
-		for (uint32_t i = x.npool[k] + lane; i < x.pool_n[k]; i += 32)
-			itch_pbx_release(NULL, k == 0 ? &b->ot : &b->lt, k, x.pool[k][i]);
-	}
-	__syncthreads();
-	{
-		struct itch_bctx c;
-
-		memset(&c, 0, sizeof(c));
-		c.b = b;
-		c.n = n;
-		c.ev = gp->gev;
-		c.evf = gp->gevf;
-		itch_push(c, &st->feed, tid);
-	}
-	/* (The events in host memory before the items go.) */
-	__syncthreads();
-	if (tid < 32)
-		gnio_item_release_n(itch_rel[gp->post & 1], nrel, l);
-	if (tid == 0) {
-		sh->nent = 0;
-		gp->ll_batches++;
-		gp->ll_msgs += n;
-	}
-	__syncthreads();
-	return 1;
-}
-
-/*
- * Every thread of the receiver: the batch being filled and its @p nrel items
- * applied here (itch_ll()), or else posted to the appliers (itch_post()).
- */
-__device__ static void
-itch_flush(const gnio_cuda_launch &l, struct itch_state *st, uint32_t nrel, uint32_t tid)
-{
-	if (itch_ll(l, st, nrel, tid)) {
-		if (tid == 0)
-			itch_mark(&st->feed, ITCH_RX_LL);
-		return;
-	}
-	itch_post(&st->gpu, nrel, 0, tid);
-	if (tid == 0)
-		itch_mark(&st->feed, ITCH_RX_APPLY);
-}
-
 /*
  * Block 0: the receiver (items, packets, sequencing, decoding) into the
  * batch being filled, posted to the appliers (itch_post()) once it holds a
@@ -1070,9 +919,9 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 	for (;;) {
 		uint32_t nit, npk, waiting = sh->nent != 0 || nrel != 0;
 
-		/* A batch waiting for the appliers, now idle: applied here or to them, before waiting for items. */
+		/* A batch waiting for the appliers, now idle: to them before waiting for items. */
 		if (waiting && itch_idle(gp, tid)) {
-			itch_flush(l, st, nrel, tid);
+			itch_post(gp, nrel, 0, tid);
 			nrel = 0;
 			waiting = sh->nent != 0;
 		}
@@ -1142,8 +991,10 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 			f->rx_items += nit;
 		__syncthreads();
 		if (nrel + ITCH_IT_MAX > ITCH_REL_MAX || itch_idle(gp, tid)) {
-			itch_flush(l, st, nrel, tid);
+			itch_post(gp, nrel, 0, tid);
 			nrel = 0;
+			if (tid == 0)
+				itch_mark(f, ITCH_RX_APPLY);
 		}
 	}
 	/* What is left, then the appliers stop. */

@@ -133,31 +133,6 @@ def main():
         ck.check(len(reqs) == want["gaps"], "%s: one re-request a gap (%d, %d gaps)" % (name, len(reqs), want["gaps"]))
         ck.check(all(ok and s == want["session"].encode() and c > 0 for ok, s, (_, c) in reqs),
                  "%s: each re-request well formed, to --rerequest, for the session" % name)
-    # The GPU path's low-latency path (a small batch applied by the receiver's warps, message by
-    # message) beside its chunks: the reference's files with it off (0), for batches of up to 16
-    # and 256 messages; paced so that batches are small (slower under a wrapper, a sanitizer, on a
-    # shorter feed; held back rather than dropped where the path is slower than the pace), and with
-    # tables so small that it must often leave a batch to the chunks (an add that could be refused).
-    if a.consumer != "host":
-        ref = gen(d, "llfeed", "--dup-every", "5", "--reorder-every", "7", "--messages", "8000")
-        pace = ["--rx-pps", "300" if os.environ.get("GNIO_ITCH_WRAP") else "20000", "--backpressure"]
-        for ll, tables in (("0", []), ("16", []), ("256", []), ("64", ["--orders", "512", "--levels", "4096"])):
-            r, out = itch(d, "ll" + ll, ref["pcap"], "--rerequest", "10.9.8.7:4242", "--gpu-ll", ll, *pace, *tables)
-            took = [l for l in r.stdout.splitlines() if "low-latency path" in l]
-            print("\n".join(took))
-            same = r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read()
-            if tables:
-                r1, whole = itch(d, "ll-whole", ref["pcap"], "--rerequest", "10.9.8.7:4242", *tables,
-                                 consumer=["--consumer", "host"], wrap=False)
-                same = same and r1.returncode == 0 and open(out["bbo"]).read() == open(whole["bbo"]).read() and \
-                    json.load(open(out["book"])) == json.load(open(whole["book"]))
-            else:
-                same = same and json.load(open(out["book"])) == json.load(open(ref["book"]))
-            ck.check(same, "--gpu-ll %s%s: the same events and book (exit %d: %s)" % (
-                ll, " (small tables, as the CPU path's)" if tables else "", r.returncode, r.stderr.strip()[-300:]))
-            ck.check(bool(took) == (ll != "0") and "conserved; pools full" in r.stdout,
-                     "--gpu-ll %s: the low-latency path %s, accounted (%s)" % (
-                         ll, "taken" if ll != "0" else "never taken", took))
     # The CPU path's book split by stock locate (31 shards; the GPU path's own book, blocks each
     # applying the stocks of their own): the reference's files on the messy feed; and with tables
     # too small for the feed (book_full, adds refused at both capacities), the same files and
@@ -231,8 +206,7 @@ def main():
     # Bad options: exit 2, one line (not under GNIO_ITCH_WRAP: a sanitizer has its own exit status).
     for args in (["--udp-port", "0"], ["--orders", "3"], ["--rerequest", "1.2.3:4"], ["--bogus"],
                  ["--gap-timeout-ms", "x"], ["--book-json", "/nonexistent/x.json"],
-                 ["--shards", "32"] if a.consumer == "host" else ["--shards", "4"],
-                 ["--gpu-ll", "8"] if a.consumer == "host" else ["--gpu-ll", "257"]):
+                 ["--shards", "32"] if a.consumer == "host" else ["--shards", "4"]):
         r, _ = itch(d, "bad", ref["pcap"], *args, wrap=False)
         ck.check(r.returncode == 2 and len([l for l in r.stderr.splitlines() if l.startswith("gnio-itch")]) == 1,
                  "%s: exit 2 with one line: %r" % (" ".join(args), r.stderr.strip()[-200:]))

@@ -195,17 +195,6 @@ push(void *arg, const struct itch_event *ev)
 	v->e[v->n++] = *ev;
 }
 
-/* Adds among the @p n messages at @p m (the low-latency path's check). */
-static uint32_t
-adds_of(const struct itch_msg *m, uint32_t n)
-{
-	uint32_t a = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		a += itch_b_is_add(&m[i]);
-	return a;
-}
-
 static char *
 json_of(int batch, const void *book, size_t *len)
 {
@@ -225,13 +214,12 @@ json_of(int batch, const void *book, size_t *len)
 
 /*
  * @p n messages of a feed (@p odd: every oddity), tables of @p orders and
- * @p levels, chunks of @p chunk at most (0: random sizes), those of @p ll
- * messages at most by the low-latency path where it may take them: the batch
- * book and the CPU's give the same events, book and counts.
+ * @p levels, chunks of @p chunk at most (0: random sizes): the batch book and
+ * the CPU's give the same events, book and counts.
  */
 static void
 run(const char *name, uint64_t seed, uint32_t n, int odd, uint32_t orders, uint32_t levels, uint32_t chunk,
-		uint32_t shards, uint32_t ll)
+		uint32_t shards)
 {
 	struct gen *g = calloc(1, sizeof(*g));
 	struct itch_msg *m = malloc(n * sizeof(*m));
@@ -244,7 +232,7 @@ run(const char *name, uint64_t seed, uint32_t n, int odd, uint32_t orders, uint3
 	struct itch_bctx cs[ITCH_B_CPU_SHARDS];
 	char *cj, *pj;
 	size_t cl, pl;
-	uint32_t chunks = 0, lls = 0;
+	uint32_t chunks = 0;
 
 	if (g == NULL || m == NULL || seq == NULL || tsc == NULL || cmem == NULL || pmem == NULL ||
 			itch_batch_cpu_init(cs, shards, &pb) != 0)
@@ -275,12 +263,7 @@ run(const char *name, uint64_t seed, uint32_t n, int odd, uint32_t orders, uint3
 				push(&ce, &ev);
 			}
 		}
-		if (k <= ll && itch_ll_fits(&pb, k, adds_of(m + at, k))) {
-			itch_ll_apply_cpu(&pb, m + at, seq + at, tsc + at, k, 1 + rnd(&g->r, 32), &rs, push, &pe);
-			lls++;
-		} else {
-			itch_batch_apply_cpu(cs, shards, m + at, seq + at, tsc + at, k, ITCH_B_CHUNK, &rs, push, &pe);
-		}
+		itch_batch_apply_cpu(cs, shards, m + at, seq + at, tsc + at, k, ITCH_B_CHUNK, &rs, push, &pe);
 		at += k;
 		if (getenv("ITCH_BATCH_DEBUG") != NULL) {
 			/* Where the two first differ: the chunk, both books, its messages. */
@@ -350,11 +333,9 @@ run(const char *name, uint64_t seed, uint32_t n, int odd, uint32_t orders, uint3
 				"%s: levels pool and index whole (%u used, %u free, %u not found)", name, used,
 				pb.lt.nfree, bad);
 	}
-	printf("%s (%u shard%s): %u messages in %u runs (%u by the low-latency path), %lu events, %u live orders, "
-			"%u levels, unknown_ref %lu, book_full %lu\n", name, shards, shards > 1 ? "s" : "", n, chunks, lls,
-			(unsigned long)ce.n, cb.live_orders, cb.live_levels, (unsigned long)cb.unknown_ref,
-			(unsigned long)cb.book_full);
-	CHECKM(ll == 0 || lls != 0, "%s: the low-latency path took some batches", name);
+	printf("%s (%u shard%s): %u messages in %u runs, %lu events, %u live orders, %u levels, unknown_ref %lu, "
+			"book_full %lu\n", name, shards, shards > 1 ? "s" : "", n, chunks, (unsigned long)ce.n, cb.live_orders, cb.live_levels,
+			(unsigned long)cb.unknown_ref, (unsigned long)cb.book_full);
 	free(cj);
 	free(pj);
 	free(ce.e);
@@ -372,24 +353,17 @@ int
 main(void)
 {
 	/* (Shards: the GPU's blocks, each applying the stocks of its own.) */
-	run("skewed, chunks of any size", 1, 300000, 0, 1u << 18, 1u << 14, 0, 1, 0);
-	run("skewed, chunks of any size", 11, 300000, 0, 1u << 18, 1u << 14, 0, 5, 0);
-	run("skewed, whole chunks", 2, 100000, 0, 1u << 18, 1u << 14, ITCH_B_CHUNK, 3, 0);
-	run("skewed, one message a chunk", 3, 20000, 0, 1u << 16, 1u << 12, 1, 2, 0);
-	run("every oddity", 4, 300000, 1, 1u << 18, 1u << 14, 0, 1, 0);
-	run("every oddity", 14, 300000, 1, 1u << 18, 1u << 14, 0, 16, 0);
-	run("every oddity, whole chunks", 5, 100000, 1, 1u << 18, 1u << 14, ITCH_B_CHUNK, 4, 0);
+	run("skewed, chunks of any size", 1, 300000, 0, 1u << 18, 1u << 14, 0, 1);
+	run("skewed, chunks of any size", 11, 300000, 0, 1u << 18, 1u << 14, 0, 5);
+	run("skewed, whole chunks", 2, 100000, 0, 1u << 18, 1u << 14, ITCH_B_CHUNK, 3);
+	run("skewed, one message a chunk", 3, 20000, 0, 1u << 16, 1u << 12, 1, 2);
+	run("every oddity", 4, 300000, 1, 1u << 18, 1u << 14, 0, 1);
+	run("every oddity", 14, 300000, 1, 1u << 18, 1u << 14, 0, 16);
+	run("every oddity, whole chunks", 5, 100000, 1, 1u << 18, 1u << 14, ITCH_B_CHUNK, 4);
 	/* Small tables: adds refused at either capacity; indexes rebuilt often. */
-	run("orders table too small", 6, 100000, 1, 256, 1u << 14, 0, 3, 0);
-	run("levels table too small", 7, 100000, 1, 1u << 16, 64, 0, 1, 0);
-	run("levels table too small", 17, 100000, 1, 1u << 16, 64, 0, 6, 0);
-	run("both small", 8, 60000, 0, 1024, 256, ITCH_B_CHUNK, 2, 0);
-	/* The low-latency path for small batches, beside chunks and one at a time. */
-	run("skewed, small batches low-latency", 21, 300000, 0, 1u << 18, 1u << 14, 0, 4, ITCH_LL_MAX);
-	run("skewed, all low-latency", 22, 200000, 0, 1u << 18, 1u << 14, 64, 1, ITCH_LL_MAX);
-	run("every oddity, low-latency", 23, 300000, 1, 1u << 18, 1u << 14, 0, 3, ITCH_LL_MAX);
-	run("every oddity, all low-latency", 24, 200000, 1, 1u << 18, 1u << 14, 16, 2, ITCH_LL_MAX);
-	run("both small, low-latency", 25, 100000, 1, 1024, 256, 0, 2, ITCH_LL_MAX);
-	run("orders table too small, low-latency", 26, 100000, 1, 256, 1u << 14, 8, 1, ITCH_LL_MAX);
+	run("orders table too small", 6, 100000, 1, 256, 1u << 14, 0, 3);
+	run("levels table too small", 7, 100000, 1, 1u << 16, 64, 0, 1);
+	run("levels table too small", 17, 100000, 1, 1u << 16, 64, 0, 6);
+	run("both small", 8, 60000, 0, 1024, 256, ITCH_B_CHUNK, 2);
 	return gnio_test_finish("test_itch_batch");
 }
