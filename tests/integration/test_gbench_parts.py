@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """gnio-bench's parts that the GPU machine relies on and the development machine cannot run
 whole: the ports and queues of an RX lcore count (15 lcores: 3 ports of 5 queues, every lcore one
-queue), dpdk-testpmd's rate summed over any number of ports, and the lcores plot (against RX
-lcores, beside dpdk-testpmd) drawn from a results file."""
+queue), dpdk-testpmd's rate summed over any number of ports, the lcores plot (against RX
+lcores, beside dpdk-testpmd) drawn from a results file, and the plot against packet size only
+where there are sizes to plot against."""
 import importlib.machinery
 import importlib.util
 import os
@@ -49,6 +50,10 @@ def main():
         # No lcores section: no lcores plot.
         made = gb.plots([dict(p, section="size") for p in pts], d + "/")
         ck.check(not any(m.endswith("lcores.png") for m in made), "lcores.png drawn without the section")
+        # One packet size: no plot against size (a column of dots); two: one.
+        ck.check(not any(m.endswith("throughput.png") for m in made), "throughput.png of one size: %r" % made)
+        made = gb.plots(pts + [dict(p, size=1500, section="size") for p in pts], d)
+        ck.check(os.path.join(d, "throughput.png") in made, "throughput.png of two sizes not drawn: %r" % made)
     return ck.finish()
 
 
