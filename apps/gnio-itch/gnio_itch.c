@@ -249,19 +249,34 @@ itch_next(const struct gnio_pkt *pk, void *state)
 GNIO_HANDLER_HOST_AHEAD(itch_handler, "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
 		itch_packet, itch_next)
 
+/* Applier @p b's phases, us a chunk (@p k: cycles summed -> us a chunk). */
+static void
+itch_gpu_phases(const struct itch_gpu *gp, uint32_t b, double k)
+{
+	static const char *const ph[ITCH_PH_COUNT] = { "start", "its messages", "ops", "keys and sort", "orders",
+		"order walk", "levels", "keys and sort", "sides", "side walk", "events and book out", "push",
+		"book in", "one at a time", "rebuild", "waiting for the others" };
+
+	printf(APP ": GPU applier %u, %.0f messages a chunk, us a chunk:", b, (double)gp->blk_msgs[b] / (double)gp->chunks);
+	for (uint32_t i = 0; i < ITCH_PH_COUNT; i++)
+		printf("%s %s %.2f", i ? "," : "", ph[i], (double)gp->ph_cycles[b][i] * k);
+	printf("\n");
+}
+
 /*
  * What the GPU path's kernel timed: the receiver's parts of a round (us an
  * item), the batch apply's phases (us a chunk, from the SM's cycles at the
- * rate the kernel's run gives them).
+ * rate the kernel's run gives them) in the first applier (it pushes the
+ * events) and in the busiest (the one that waited least for the others: the
+ * chunk's bound).
  */
 static void
 itch_gpu_report(const struct itch_state *st)
 {
-	static const char *const ph[ITCH_PH_COUNT] = { "ops", "sort", "orders", "order walk", "levels", "sort",
-		"sides", "side walk", "events", "push", "book", "one at a time", "rebuild", "waiting for the others" };
 	const struct itch_feed *f = &st->feed;
 	const struct itch_gpu *gp = &st->gpu;
 	double ghz = gp->ns != 0 ? (double)gp->cycles / (double)gp->ns : 0, k;
+	uint32_t busiest = 0;
 
 	if (f->rx_items != 0) {
 		k = 1e-3 / (double)f->rx_items;        /* ns summed -> us an item */
@@ -276,13 +291,19 @@ itch_gpu_report(const struct itch_state *st)
 		return;
 	printf(APP ": GPU batch apply, %u applying blocks, %" PRIu64 " chunks of %.0f messages on average (%" PRIu64
 			" messages applied one at a time, %" PRIu64 " extra order-walk rounds in the first applier, %" PRIu64
-			" index rebuilds), SM clock %.2f GHz, the first applier's us a chunk:", gp->blocks, gp->chunks,
+			" index rebuilds), SM clock %.2f GHz\n", gp->blocks, gp->chunks,
 			(double)gp->batch_msgs / (double)gp->chunks, gp->serial, gp->rounds, gp->rebuilds, ghz);
+	for (uint32_t b = 1; b < gp->blocks && b < ITCH_GPU_MAX_BLOCKS; b++)
+		if (gp->ph_cycles[b][ITCH_PH_GRID] < gp->ph_cycles[busiest][ITCH_PH_GRID])
+			busiest = b;
 	k = 1e-3 / ghz / (double)gp->chunks;       /* cycles summed -> us a chunk */
-	for (uint32_t i = 0; i < ITCH_PH_COUNT; i++)
-		printf("%s %s %.2f", i ? "," : "", ph[i], (double)gp->ph_cycles[i] * k);
-	printf("\n");
+	itch_gpu_phases(gp, 0, k);
+	if (busiest != 0)
+		itch_gpu_phases(gp, busiest, k);
 }
+
+/* The event channel's records. */
+#define EV_RING (1u << 16)
 
 /* Tick-to-event: RX to drained, ns, the first TTE_MAX events' (sorted at the end). */
 #define TTE_MAX (1u << 22)
@@ -299,11 +320,14 @@ cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The events so far: to the CSV file, and as UDP datagrams (@p tx, when not NULL). */
-static void
+/*
+ * The events so far: to the CSV file, and as UDP datagrams (@p tx, when not
+ * NULL). How many there were.
+ */
+static uint64_t
 drain(struct gnio_events *ev, FILE *bbo, struct itch_sender *tx, uint64_t *events)
 {
-	uint64_t hz = rte_get_tsc_hz();
+	uint64_t hz = rte_get_tsc_hz(), before = *events;
 	struct itch_event e[64];
 	uint32_t n;
 
@@ -325,6 +349,7 @@ drain(struct gnio_events *ev, FILE *bbo, struct itch_sender *tx, uint64_t *event
 	}
 	if (tx != NULL)
 		itch_sender_flush(tx);
+	return *events - before;
 }
 
 /* The tick-to-event figures, when there are any. */
@@ -353,7 +378,7 @@ main(int argc, char **argv)
 	struct itch_state *st;
 	struct itch_sender tx;
 	struct opts o;
-	uint64_t t0, events = 0, feed_bytes;
+	uint64_t t0, events = 0, drained, feed_bytes;
 	uint16_t ports[RTE_MAX_ETHPORTS], nb;
 	uint32_t bcap;
 	size_t size;
@@ -398,7 +423,7 @@ main(int argc, char **argv)
 	p = gnio_pipeline_create(&conf, err, sizeof(err));
 	if (p == NULL)
 		app_fail("%s", err);
-	ev = gnio_pipeline_events_create(p, sizeof(struct itch_event), 1u << 16);
+	ev = gnio_pipeline_events_create(p, sizeof(struct itch_event), EV_RING);
 	/* The GPU path: its book and batch after the feed's tables (which then hold only its per-locate ones). */
 	gpu = strcmp(o.consumer, "host") != 0;
 	feed_bytes = (itch_feed_bytes(o.orders, o.levels, o.max_pending, o.shards) + 63) & ~(uint64_t)63;
@@ -454,7 +479,7 @@ main(int argc, char **argv)
 		uint8_t ended = 0;
 		int r = gnio_pipeline_poll(p);
 
-		drain(ev, bbo, o.ev_port != 0 ? &tx : NULL, &events);
+		drained = drain(ev, bbo, o.ev_port != 0 ? &tx : NULL, &events);
 		if (r < 0) {
 			fprintf(stderr, APP ": %s\n", gnio_pipeline_error(p));
 			ret = 1;
@@ -465,7 +490,8 @@ main(int argc, char **argv)
 			break;
 		if (o.duration != 0 && rte_get_timer_cycles() - t0 > (uint64_t)o.duration * rte_get_timer_hz())
 			break;
-		if (o.poll_us != 0)
+		/* (No nap while events come faster than a nap's worth of the channel: it would fill.) */
+		if (o.poll_us != 0 && drained < EV_RING / 16)
 			rte_delay_us_sleep(o.poll_us);
 	}
 	if (gnio_pipeline_stop(p) != 0) {

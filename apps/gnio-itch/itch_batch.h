@@ -29,7 +29,8 @@
  *  (sort)   the effects by (stock side, op).
  *  sides    each stock side's best level before, and its best level that no
  *           effect touches (the book's list); each touched level a number
- *           among its side's (contiguous: lplace), its state before on chip.
+ *           among its side's (contiguous: lplace), its state before on chip;
+ *           each sorted effect packed into one word for the walk (elid).
  *  swalk    each stock side alone, its effects in order: its levels' shares
  *           and orders, its best level after each message: an event where it
  *           changed (price or shares).
@@ -58,6 +59,13 @@
 #define ITCH_B_HASH (2u * ITCH_B_OPS)        /* slots of each grouping table */
 #define ITCH_B_NONE 0xffffu                  /* no op, level or group; an empty grouping slot */
 
+/* Pointers that alias nothing else in their scope (the on-chip and in-memory scratch). */
+#ifdef __CUDACC__
+#define ITCH_RESTRICT __restrict__
+#else
+#define ITCH_RESTRICT __restrict
+#endif
+
 /* Each message's flags (mflag). */
 #define ITCH_B_UNKNOWN_REF 1u
 #define ITCH_B_EVENT 2u
@@ -70,11 +78,24 @@ enum { ITCH_B_OP_NONE, ITCH_B_OP_ADD, ITCH_B_OP_REDUCE, ITCH_B_OP_DEL, ITCH_B_OP
 #define ITCH_B_E_DORD(x) ((int32_t)(((x) >> 2) & 3u) - 1)
 #define ITCH_B_E_NEG(x) (((x) >> 4) & 1u)
 
+/*
+ * A sorted effect as its side's walk reads it, one 64-bit word: the shares
+ * changed (bits 0-31), its level's number (32-47), its changes (e_info's bits
+ * 2-4: 48-50), whether it is its message's last (51), its message (52-63).
+ */
+#define ITCH_B_EW(mag, lid, x, last, i) \
+	((uint64_t)(mag) | (uint64_t)((lid) | ((x) >> 2) << 16 | (uint32_t)(last) << 19 | (i) << 20) << 32)
+#define ITCH_B_EW_LID(w) ((uint32_t)((w) >> 32) & 0xffffu)
+#define ITCH_B_EW_X(w) ((uint32_t)((w) >> 46) & 0x1cu)       /* (as e_info's bits 2-4) */
+#define ITCH_B_EW_LAST(w) ((uint32_t)((w) >> 51) & 1u)
+#define ITCH_B_EW_MSG(w) ((uint32_t)((w) >> 52))
+
 /* What the phases keep on chip (a GPU block's shared memory). */
 struct itch_bshm {
 	union {
 		uint16_t hash[ITCH_B_HASH];      /* grouping by order, then by level: an op's number */
 		uint8_t sort_tmp[40 * 1024];     /* the GPU's sorts and scans between those uses */
+		uint64_t ew[ITCH_B_OPS];         /* the sorted effects, packed for the side walks (ITCH_B_EW) */
 	} u __attribute__((aligned(16)));
 	uint16_t hs[ITCH_B_HASH];            /* grouping by stock side */
 	uint32_t keys[ITCH_B_OPS];           /* (group << ITCH_B_BITS | op), sorted between phases */
@@ -82,12 +103,13 @@ struct itch_bshm {
 	uint32_t lv_ord[ITCH_B_OPS];
 	uint32_t lv_px[ITCH_B_OPS];
 	uint32_t e_mag[ITCH_B_OPS];          /* each effect: shares changed, */
-	uint16_t e_lid[ITCH_B_OPS];          /* its level, */
 	uint8_t e_info[ITCH_B_OPS];          /* its side and changes (ITCH_B_E_*) */
 	uint32_t ures[ITCH_B_CHUNK];         /* a replace's delete: 0 not yet, 1 + side done, 3 no order
 	                                        (read and written atomically: other orders' walks poll it) */
 	uint8_t mflag[ITCH_B_CHUNK];         /* ITCH_B_UNKNOWN_REF, ITCH_B_EVENT */
-	uint32_t nkeys, blocked, nevents, ngroups, nsides;
+	uint16_t mi[ITCH_B_CHUNK];           /* this shard's messages, in order (itch_b_mine_list()) */
+	uint32_t scan_tmp[64];               /* the GPU's scan for that list */
+	uint32_t nm, nkeys, blocked, nevents, ngroups, nsides;
 	uint32_t cnt[6];                     /* messages, unknown types, malformed, unknown_ref, adds */
 	uint32_t dorders, dlevels;           /* changes of the live counts (mod 2^32) */
 };
@@ -156,6 +178,29 @@ GNIO_HD static inline int
 itch_b_mine(const struct itch_bctx *c, uint32_t i)
 {
 	return c->nshards == 1 || c->m[i].locate % c->nshards == c->shard;
+}
+
+/*
+ * This shard's messages (mi[0 .. nm - 1], in order; one thread, the CPU's: the
+ * GPU makes it with a block-wide scan): every phase after goes through them
+ * only, not through every message of the chunk.
+ */
+GNIO_HD static inline void
+itch_b_mine_list(struct itch_bctx *c)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < c->n; i++)
+		if (itch_b_mine(c, i))
+			c->s->mi[k++] = (uint16_t)i;
+	c->s->nm = k;
+}
+
+/* The op (or effect) of this shard's @p jj-th: op 2i or 2i + 1 of its message i. */
+GNIO_HD static inline uint32_t
+itch_b_mop(const struct itch_bshm *s, uint32_t jj)
+{
+	return 2u * s->mi[jj >> 1] + (jj & 1);
 }
 
 /*
@@ -337,12 +382,11 @@ itch_b_ops(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bshm *s = c->s;
 	uint32_t cnt[5] = { 0, 0, 0, 0, 0 };
 
-	for (uint32_t j = tid; j < 2 * c->n; j += nt) {
+	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
+		uint32_t j = itch_b_mop(s, jj);
 		const struct itch_msg *d = &c->m[j >> 1];
 
 		s->e_info[j] = 0;
-		if (!itch_b_mine(c, j >> 1))
-			continue;
 		if ((j & 1) == 0) {
 			s->ures[j >> 1] = 0;
 			s->mflag[j >> 1] = 0;
@@ -363,20 +407,30 @@ itch_b_ops(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 }
 
 /*
- * Each op's sort key: its group (the op that claimed the group's slot), itself;
- * ~0u for no op (phase reps). The keys are then packed in op order
- * (itch_b_pack()) and sorted by group: each order's ops in sequence order.
+ * Op @p j's sort key: its group (the op that claimed the group's slot), itself;
+ * ~0u for no op. The keys are packed in op order and sorted by group: each
+ * order's ops in sequence order.
  */
+GNIO_HD static inline uint32_t
+itch_b_rep_key(const struct itch_bctx *c, uint32_t j)
+{
+	return itch_b_op(&c->m[j >> 1], j & 1) != ITCH_B_OP_NONE ?
+		(uint32_t)c->s->u.hash[c->g->oslot[j]] << ITCH_B_BITS | j : ~0u;
+}
+
+/* Each of this shard's ops' sort key (phase reps: the CPU's; the GPU's pack makes them itself). */
 GNIO_HD static inline void
 itch_b_reps(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
-	for (uint32_t j = tid; j < ITCH_B_OPS; j += nt)
-		c->g->key[j] = j < 2 * c->n && itch_b_mine(c, j >> 1) && itch_b_op(&c->m[j >> 1], j & 1) != ITCH_B_OP_NONE ?
-			(uint32_t)c->s->u.hash[c->g->oslot[j]] << ITCH_B_BITS | j : ~0u;
+	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt) {
+		uint32_t j = itch_b_mop(c->s, jj);
+
+		c->g->key[j] = itch_b_rep_key(c, j);
+	}
 }
 
 /*
- * The keys of ops (or effects) 0 .. 2n - 1 that are not ~0u, into s->keys in
+ * The keys of this shard's ops (or effects) that are not ~0u, into s->keys in
  * their order (one thread: the CPU's; the GPU packs with a block-wide scan).
  */
 GNIO_HD static inline void
@@ -384,9 +438,12 @@ itch_b_pack(struct itch_bctx *c)
 {
 	uint32_t k = 0;
 
-	for (uint32_t j = 0; j < 2 * c->n; j++)
+	for (uint32_t jj = 0; jj < 2 * c->s->nm; jj++) {
+		uint32_t j = itch_b_mop(c->s, jj);
+
 		if (c->g->key[j] != ~0u)
 			c->s->keys[k++] = c->g->key[j];
+	}
 	c->s->nkeys = k;
 }
 
@@ -508,16 +565,18 @@ itch_b_walk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	}
 }
 
-/* Empty the order grouping table for the levels, the stock sides' level lists (phase lclear). */
+/*
+ * Empty the order grouping table for the levels, the stock sides' level lists
+ * (phase lclear: once the ops are sorted; the order walks still read their
+ * keys, nkeys of them, which the effects' pack then replaces).
+ */
 GNIO_HD static inline void
 itch_b_lclear(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
 	for (uint32_t i = tid; i < ITCH_B_HASH; i += nt)
 		c->s->u.hash[i] = ITCH_B_NONE;
-	for (uint32_t e = tid; e < 2 * c->n; e += nt)
-		c->g->s_nlev[e] = 0;
-	if (tid == 0)
-		c->s->nkeys = 0;
+	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt)
+		c->g->s_nlev[itch_b_mop(c->s, jj)] = 0;
 }
 
 GNIO_HD static inline int
@@ -540,54 +599,59 @@ itch_b_shash(uint32_t locate, uint32_t side)
 	return itch_hash64((uint64_t)locate << 1 | side);
 }
 
-/* Each effect into its level's group and its stock side's group (phase lgroup). */
+/*
+ * Each effect into its level's group and its stock side's group; the effect
+ * that makes its level's group (the first there, for good) finds that level's
+ * pool entry before the chunk and marks it with the chunk's number (phase
+ * lgroup).
+ */
 GNIO_HD static inline void
 itch_b_lgroup(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
 	struct itch_bshm *s = c->s;
 	struct itch_bscr *g = c->g;
 
-	for (uint32_t e = tid; e < 2 * c->n; e += nt) {
-		uint32_t x = s->e_info[e], loc = c->m[e >> 1].locate;
+	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
+		uint32_t e = itch_b_mop(s, jj), x = s->e_info[e], loc, ls;
 
 		if (x == 0)
 			continue;
-		g->l_slot[e] = ITCH_B_GROUP(s->u.hash, itch_pb_lhash(loc, ITCH_B_E_SIDE(x), g->e_px[e]), e,
-				itch_b_same_level);
+		loc = c->m[e >> 1].locate;
+		ls = ITCH_B_GROUP(s->u.hash, itch_pb_lhash(loc, ITCH_B_E_SIDE(x), g->e_px[e]), e, itch_b_same_level);
+		g->l_slot[e] = ls;
 		g->s_slot[e] = ITCH_B_GROUP(s->hs, itch_b_shash(loc, ITCH_B_E_SIDE(x)), e, itch_b_same_side);
-	}
-}
-
-/*
- * Each level touched (its group's effect): its pool entry before the chunk,
- * marked with the chunk's number; each effect's groups and sort key (phase
- * lmake).
- */
-GNIO_HD static inline void
-itch_b_lmake(struct itch_bctx *c, uint32_t tid, uint32_t nt)
-{
-	struct itch_bshm *s = c->s;
-	struct itch_bscr *g = c->g;
-
-	for (uint32_t e = tid; e < 2 * c->n; e += nt) {
-		uint32_t x = s->e_info[e], lr, sr;
-
-		if (x == 0) {
-			g->key[e] = ~0u;
-			continue;
-		}
-		lr = s->u.hash[g->l_slot[e]];
-		sr = s->hs[g->s_slot[e]];
-		g->key[e] = sr << ITCH_B_BITS | e;
-		g->l_rep[e] = (uint16_t)lr;
-		g->s_rep[e] = (uint16_t)sr;
-		if (lr == e) {
-			uint32_t p = itch_pb_level_find(c->b, c->m[e >> 1].locate, ITCH_B_E_SIDE(x), g->e_px[e]);
+		if (s->u.hash[ls] == e) {
+			uint32_t p = itch_pb_level_find(c->b, loc, ITCH_B_E_SIDE(x), g->e_px[e]);
 
 			g->l_pool[e] = p;
 			if (p != ITCH_NONE)
 				c->b->mark[p] = c->gen;
 		}
+	}
+}
+
+/* Effect @p e's groups (its level's, its stock side's) noted, its sort key; ~0u for no effect. */
+GNIO_HD static inline uint32_t
+itch_b_lmake_one(struct itch_bctx *c, uint32_t e)
+{
+	uint32_t sr;
+
+	if (c->s->e_info[e] == 0)
+		return ~0u;
+	sr = c->s->hs[c->g->s_slot[e]];
+	c->g->l_rep[e] = c->s->u.hash[c->g->l_slot[e]];
+	c->g->s_rep[e] = (uint16_t)sr;
+	return sr << ITCH_B_BITS | e;
+}
+
+/* Each effect's groups and sort key (phase lmake: the CPU's; the GPU's pack does it itself). */
+GNIO_HD static inline void
+itch_b_lmake(struct itch_bctx *c, uint32_t tid, uint32_t nt)
+{
+	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt) {
+		uint32_t e = itch_b_mop(c->s, jj);
+
+		c->g->key[e] = itch_b_lmake_one(c, e);
 	}
 }
 
@@ -603,8 +667,8 @@ itch_b_lplace(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bshm *s = c->s;
 	struct itch_bscr *g = c->g;
 
-	for (uint32_t e = tid; e < 2 * c->n; e += nt) {
-		uint32_t sr, lid, p;
+	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
+		uint32_t e = itch_b_mop(s, jj), sr, lid, p;
 
 		if (s->e_info[e] == 0 || g->l_rep[e] != e)
 			continue;
@@ -619,13 +683,23 @@ itch_b_lplace(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	}
 }
 
-/* Each effect's level (phase elid). */
+/*
+ * Each sorted effect packed for its side's walk (ITCH_B_EW): a walk then
+ * reads one word an effect, none of it waiting on the one before (phase
+ * elid; the grouping table's place is free from the second sort on).
+ */
 GNIO_HD static inline void
 itch_b_elid(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
-	for (uint32_t e = tid; e < 2 * c->n; e += nt)
-		if (c->s->e_info[e] != 0)
-			c->s->e_lid[e] = c->g->lid_of[c->g->l_rep[e]];
+	struct itch_bshm *s = c->s;
+
+	for (uint32_t k = tid; k < s->nkeys; k += nt) {
+		uint32_t key = s->keys[k], e = key & ITCH_B_MASK, i = e >> 1, last;
+
+		last = k + 1 == s->nkeys || s->keys[k + 1] >> ITCH_B_BITS != key >> ITCH_B_BITS ||
+			(s->keys[k + 1] & ITCH_B_MASK) >> 1 != i;
+		s->u.ew[k] = ITCH_B_EW(s->e_mag[e], c->g->lid_of[c->g->l_rep[e]], s->e_info[e], last, i);
+	}
 }
 
 /* Is the level at pool entry @p l of this chunk's (touched by it)? */
@@ -681,17 +755,21 @@ itch_b_best_touched(const struct itch_bshm *s, uint32_t lo, uint32_t hi, uint32_
 
 /*
  * Each stock side alone: its effects in order on its levels, its best after
- * each message, an event where it changed (phase swalk).
+ * each message, an event where it changed (phase swalk). The busiest stock's
+ * sides are the chunk's longest serial work, so a step does little: the next
+ * effect's word read before this one's writes, the best level's price and
+ * shares kept as they change (the touched levels scanned again only when the
+ * best one empties).
  */
 GNIO_HD static inline void
 itch_b_swalk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
-	struct itch_bshm *s = c->s;
-	struct itch_bscr *g = c->g;
+	struct itch_bshm *ITCH_RESTRICT s = c->s;
+	struct itch_bscr *ITCH_RESTRICT g = c->g;
 
 	for (uint32_t q = tid; q < s->nsides; q += nt) {
-		uint32_t r = g->slist[q], side, bt, ub, ub_px = 0, end, prev_px, lo, hi;
-		uint64_t ub_sh = 0, prev_sh;
+		uint32_t r = g->slist[q], side, bt, bt_px = 0, ub, ub_px = 0, end, prev_px, lo, hi, pos;
+		uint64_t ub_sh = 0, bt_sh = 0, prev_sh, w;
 
 		side = ITCH_B_E_SIDE(s->e_info[r]);
 		ub = g->s_ub[r];
@@ -702,42 +780,63 @@ itch_b_swalk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		lo = g->s_start[r];
 		hi = lo + g->s_nlev[r];
 		bt = itch_b_best_touched(s, lo, hi, side);
+		if (bt != ITCH_B_NONE) {
+			bt_px = s->lv_px[bt];
+			bt_sh = s->lv_sh[bt];
+		}
 		prev_px = g->s_pre_px[r];
 		prev_sh = g->s_pre_sh[r];
 		end = g->s_end[r];
-		for (uint32_t pos = g->s_start[r]; pos < end; pos++) {
-			uint32_t e = s->keys[pos] & ITCH_B_MASK, lid = s->e_lid[e], x = s->e_info[e], i = e >> 1;
+		pos = g->s_start[r];
+		w = s->u.ew[pos];
+		for (; pos < end; pos++) {
+			uint64_t wn = pos + 1 < end ? s->u.ew[pos + 1] : 0, sh;
+			uint32_t lid = ITCH_B_EW_LID(w), x = ITCH_B_EW_X(w), ord, lpx;
 
-			if (ITCH_B_E_NEG(x))
-				s->lv_sh[lid] -= s->e_mag[e];
-			else
-				s->lv_sh[lid] += s->e_mag[e];
-			s->lv_ord[lid] = (uint32_t)((int32_t)s->lv_ord[lid] + ITCH_B_E_DORD(x));
-			if (s->lv_ord[lid] != 0) {
-				if (bt == ITCH_B_NONE || itch_b_better(side, s->lv_px[lid], s->lv_px[bt]))
+			sh = s->lv_sh[lid];
+			ord = s->lv_ord[lid];
+			lpx = s->lv_px[lid];
+			sh = ITCH_B_E_NEG(x) ? sh - (uint32_t)w : sh + (uint32_t)w;
+			ord = (uint32_t)((int32_t)ord + ITCH_B_E_DORD(x));
+			s->lv_sh[lid] = sh;
+			s->lv_ord[lid] = ord;
+			if (ord != 0) {
+				if (bt == ITCH_B_NONE || lid == bt || itch_b_better(side, lpx, bt_px)) {
 					bt = lid;
+					bt_px = lpx;
+					bt_sh = sh;
+				}
 			} else if (lid == bt) {
 				bt = itch_b_best_touched(s, lo, hi, side);
+				if (bt != ITCH_B_NONE) {
+					bt_px = s->lv_px[bt];
+					bt_sh = s->lv_sh[bt];
+				}
 			}
 			/* The message's last effect (a replace has two): its best after. */
-			if (pos + 1 == end || (s->keys[pos + 1] & ITCH_B_MASK) >> 1 != i) {
-				uint32_t px = 0;
-				uint64_t sh = 0;
+			if (ITCH_B_EW_LAST(w)) {
+				uint32_t i = ITCH_B_EW_MSG(w), px = 0;
+				uint64_t bsh = 0;
 
-				if (bt != ITCH_B_NONE && (ub == ITCH_NONE || itch_b_better(side, s->lv_px[bt], ub_px))) {
-					px = s->lv_px[bt];
-					sh = s->lv_sh[bt];
+				if (bt != ITCH_B_NONE && (ub == ITCH_NONE || itch_b_better(side, bt_px, ub_px))) {
+					px = bt_px;
+					bsh = bt_sh;
 				} else if (ub != ITCH_NONE) {
 					px = ub_px;
-					sh = ub_sh;
+					bsh = ub_sh;
 				}
 				g->mb_px[i] = px;
-				g->mb_sh[i] = sh;
-				if (px != prev_px || sh != prev_sh)
-					s->mflag[i] |= ITCH_B_EVENT;
+				g->mb_sh[i] = bsh;
+				/*
+				 * (A message with effects has no other flag: its order was live. A
+				 * store, not an or: nothing in the loop waits to read the byte.)
+				 */
+				if (px != prev_px || bsh != prev_sh)
+					s->mflag[i] = ITCH_B_EVENT;
 				prev_px = px;
-				prev_sh = sh;
+				prev_sh = bsh;
 			}
+			w = wn;
 		}
 	}
 }
@@ -797,14 +896,12 @@ itch_b_events(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bscr *g = c->g;
 	uint32_t unknown = 0, events = 0;
 
-	for (uint32_t i = tid; i < c->n; i += nt) {
+	for (uint32_t k = tid; k < s->nm; k += nt) {
+		uint32_t i = s->mi[k], x, side, opx;
 		const struct itch_msg *d = &c->m[i];
 		struct itch_event *ev = &c->ev[i];
-		uint32_t x, side, opx;
 		uint64_t osh;
 
-		if (!itch_b_mine(c, i))
-			continue;
 		unknown += s->mflag[i] & ITCH_B_UNKNOWN_REF;
 		c->evf[i] = (s->mflag[i] & ITCH_B_EVENT) != 0;
 		if (!(s->mflag[i] & ITCH_B_EVENT))
@@ -834,11 +931,11 @@ itch_b_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_pbook *b = c->b;
 	int32_t dord = 0, dlev = 0;
 
-	for (uint32_t i = tid; i < c->n; i += nt) {
+	for (uint32_t k = tid; k < s->nm; k += nt) {
+		uint32_t i = s->mi[k];
 		const struct itch_msg *d = &c->m[i];
 
-		if (itch_b_mine(c, i) && d->status == ITCH_MSG_OK && d->type == 'R' &&
-				b->name_seq[d->locate] == itch_b_rname(c, i))
+		if (d->status == ITCH_MSG_OK && d->type == 'R' && b->name_seq[d->locate] == itch_b_rname(c, i))
 			itch_name_store(b->names, b->seen, d);
 	}
 	for (uint32_t q = tid; q < s->ngroups; q += nt) {
@@ -990,6 +1087,14 @@ itch_b_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Phases events and wb1 as the GPU runs them: one step, a thread's book writes maybe before another's events. */
+static inline void
+itch_b_events_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
+{
+	itch_b_events(c, tid, nt);
+	itch_b_wb1(c, tid, nt);
+}
+
 /* The CPU's shards at most (the GPU's blocks, emulated: itch_batch_cpu()). */
 #define ITCH_B_CPU_SHARDS 16u
 
@@ -1028,6 +1133,8 @@ itch_batch_cpu(struct itch_bctx *cs, uint32_t ns, uint64_t *rnd)
 			ITCH_B_CPU_PHASE(&cs[k_], fn, rnd); \
 	} while (0)
 	ITCH_B_CPU_ALL(itch_b_clear);
+	for (uint32_t k = 0; k < ns; k++)
+		itch_b_mine_list(&cs[k]);
 	ITCH_B_CPU_ALL(itch_b_ops);
 	ITCH_B_CPU_ALL(itch_b_reps);
 	for (uint32_t k = 0; k < ns; k++) {
@@ -1035,13 +1142,13 @@ itch_batch_cpu(struct itch_bctx *cs, uint32_t ns, uint64_t *rnd)
 		qsort(cs[k].s->keys, cs[k].s->nkeys, sizeof(cs[k].s->keys[0]), itch_b_cmp);
 	}
 	ITCH_B_CPU_ALL(itch_b_orders);
+	ITCH_B_CPU_ALL(itch_b_lclear);      /* (the GPU runs it with the orders: nothing between) */
 	for (uint32_t k = 0; k < ns; k++) {
 		do {
 			cs[k].s->blocked = 0;
 			ITCH_B_CPU_PHASE(&cs[k], itch_b_walk, rnd);
 		} while (cs[k].s->blocked);
 	}
-	ITCH_B_CPU_ALL(itch_b_lclear);
 	ITCH_B_CPU_ALL(itch_b_lgroup);
 	ITCH_B_CPU_ALL(itch_b_lmake);
 	for (uint32_t k = 0; k < ns; k++) {
@@ -1052,8 +1159,7 @@ itch_batch_cpu(struct itch_bctx *cs, uint32_t ns, uint64_t *rnd)
 	ITCH_B_CPU_ALL(itch_b_lplace);
 	ITCH_B_CPU_ALL(itch_b_elid);
 	ITCH_B_CPU_ALL(itch_b_swalk);
-	ITCH_B_CPU_ALL(itch_b_events);
-	ITCH_B_CPU_ALL(itch_b_wb1);
+	ITCH_B_CPU_ALL(itch_b_events_wb1);
 	ITCH_B_CPU_ALL(itch_b_wb2);
 	for (uint32_t k = 0; k < ns; k++)
 		itch_b_finish(&cs[k]);

@@ -14,11 +14,11 @@
 
 #define ITCH_GPU_STAGE (160u * 1024)   /* bytes of shared memory for a window of packets (one always fits) */
 
-/* The kernel's phases, timed (clock64() cycles): the report's parts of a chunk. */
+/* The kernel's phases, timed (clock64() cycles) by each applying block: the report's parts of a chunk. */
 enum {
-	ITCH_PH_OPS, ITCH_PH_SORT1, ITCH_PH_ORDERS, ITCH_PH_WALK, ITCH_PH_LEVELS, ITCH_PH_SORT2, ITCH_PH_SIDES,
-	ITCH_PH_SWALK, ITCH_PH_EVENTS, ITCH_PH_PUSH, ITCH_PH_WB, ITCH_PH_SERIAL, ITCH_PH_REBUILD, ITCH_PH_GRID,
-	ITCH_PH_COUNT
+	ITCH_PH_START, ITCH_PH_CLEAR, ITCH_PH_OPS, ITCH_PH_SORT1, ITCH_PH_ORDERS, ITCH_PH_WALK, ITCH_PH_LEVELS,
+	ITCH_PH_SORT2, ITCH_PH_SIDES, ITCH_PH_SWALK, ITCH_PH_EVENTS, ITCH_PH_PUSH, ITCH_PH_WB, ITCH_PH_SERIAL,
+	ITCH_PH_REBUILD, ITCH_PH_GRID, ITCH_PH_COUNT
 };
 
 #define ITCH_GPU_MAX_BLOCKS 64u    /* applying blocks (shards of the book's stocks) at most */
@@ -64,7 +64,8 @@ struct itch_gpu {
 	struct itch_gbatch bat[2];
 	uint32_t post, done;
 	/* Figures (the kernel's, read at the end). */
-	uint64_t ph_cycles[ITCH_PH_COUNT];   /* SM cycles in each phase */
+	uint64_t ph_cycles[ITCH_GPU_MAX_BLOCKS][ITCH_PH_COUNT];   /* each applying block's SM cycles in each phase */
+	uint64_t blk_msgs[ITCH_GPU_MAX_BLOCKS];   /* the messages each applied in chunks (its stocks') */
 	uint64_t cycles, ns;          /* the kernel's whole run, in cycles and ns (the clock's rate) */
 	uint64_t chunks, serial, rounds, rebuilds, batch_msgs;
 	uint32_t blocks, pad2;

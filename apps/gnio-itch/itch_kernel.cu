@@ -69,6 +69,8 @@ __host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t
 typedef cub::BlockRadixSort<uint32_t, ITCH_THREADS, ITCH_B_OPS / ITCH_THREADS> itch_sort;
 typedef cub::BlockRadixSort<uint32_t, ITCH_THREADS, ITCH_B_OPS / ITCH_THREADS / 2> itch_sort_half;
 typedef cub::BlockScan<uint32_t, ITCH_THREADS> itch_scan;
+/* The appliers' scans of their messages and keys: scratch of their own, apart from the grouping table. */
+typedef cub::BlockScan<uint32_t, ITCH_THREADS, cub::BLOCK_SCAN_WARP_SCANS> itch_wscan;
 
 /* The block's shared memory (dynamic). */
 struct itch_kshm {
@@ -113,6 +115,8 @@ static_assert(sizeof(itch_sort::TempStorage) <= sizeof(((struct itch_bshm *)0)->
 	"the sorts' scratch fits where the grouping table was");
 static_assert(sizeof(itch_scan::TempStorage) <= sizeof(((struct itch_bshm *)0)->u.sort_tmp),
 	"the scan's scratch fits where the grouping table was");
+static_assert(sizeof(itch_wscan::TempStorage) <= sizeof(((struct itch_bshm *)0)->scan_tmp),
+	"the appliers' scans' scratch");
 static_assert(sizeof(struct itch_kshm) <= 227 * 1024, "a block's shared memory");
 static_assert(ITCH_PK_MAX <= 65536 && ITCH_IT_MAX <= 256, "packet and item numbers");
 
@@ -579,24 +583,30 @@ itch_sort_by(struct itch_bshm *s, uint32_t tid)
 }
 
 /*
- * Every thread: the keys that are not ~0u packed in op order into s->keys
- * (itch_b_pack()'s, with a scan), the rest up to what the sort takes
- * (itch_sort_size()) the largest key.
+ * Every thread: the keys of this shard's ops (@p effects 0: itch_b_rep_key())
+ * or effects (1: itch_b_lmake_one()), made here, those that are not ~0u
+ * packed in op order into s->keys (itch_b_pack()'s, with a scan), the rest up
+ * to what the sort takes (itch_sort_size()) the largest key.
  */
 __device__ __noinline__ static void
-itch_pack(struct itch_bctx cv, uint32_t tid)
+itch_pack(struct itch_bctx cv, uint32_t tid, uint32_t effects)
 {
-	const struct itch_bctx *c = &cv;
+	struct itch_bctx *c = &cv;
 	struct itch_bshm *s = c->s;
 	uint32_t v[ITCH_B_OPS / ITCH_THREADS], f[ITCH_B_OPS / ITCH_THREADS], pos[ITCH_B_OPS / ITCH_THREADS], tot;
 
 	for (uint32_t u = 0; u < ITCH_B_OPS / ITCH_THREADS; u++) {
-		uint32_t j = tid * (ITCH_B_OPS / ITCH_THREADS) + u;
+		uint32_t jj = tid * (ITCH_B_OPS / ITCH_THREADS) + u, j;
 
-		v[u] = j < 2 * c->n ? c->g->key[j] : ~0u;
+		v[u] = ~0u;
+		if (jj < 2 * s->nm) {
+			j = itch_b_mop(s, jj);
+			v[u] = effects ? itch_b_lmake_one(c, j) : itch_b_rep_key(c, j);
+		}
 		f[u] = v[u] != ~0u;
 	}
-	itch_scan(*(itch_scan::TempStorage *)s->u.sort_tmp).ExclusiveSum(f, pos, tot);
+	/* (Its own scratch: the grouping table, read above, is where the sort's is.) */
+	itch_wscan(*(itch_wscan::TempStorage *)s->scan_tmp).ExclusiveSum(f, pos, tot);
 	for (uint32_t u = 0; u < ITCH_B_OPS / ITCH_THREADS; u++) {
 		uint32_t k = tid * (ITCH_B_OPS / ITCH_THREADS) + u;
 
@@ -608,6 +618,27 @@ itch_pack(struct itch_bctx cv, uint32_t tid)
 	}
 	if (tid == 0)
 		s->nkeys = tot;
+}
+
+/* Every thread: this shard's messages listed (itch_b_mine_list()'s, with a scan). */
+__device__ __noinline__ static void
+itch_mine(struct itch_bctx cv, uint32_t tid)
+{
+	const struct itch_bctx *c = &cv;
+	struct itch_bshm *s = c->s;
+	uint32_t f[ITCH_MPT], pos[ITCH_MPT], tot;
+
+	for (uint32_t u = 0; u < ITCH_MPT; u++) {
+		uint32_t i = ITCH_MPT * tid + u;
+
+		f[u] = i < c->n && itch_b_mine(c, i);
+	}
+	itch_wscan(*(itch_wscan::TempStorage *)s->scan_tmp).ExclusiveSum(f, pos, tot);
+	for (uint32_t u = 0; u < ITCH_MPT; u++)
+		if (f[u])
+			s->mi[pos[u]] = (uint16_t)(ITCH_MPT * tid + u);
+	if (tid == 0)
+		s->nm = tot;
 }
 
 /* How many keys the sort takes: nkeys padded (itch_pack()) to what the smaller sort holds, or all. */
@@ -639,12 +670,10 @@ itch_sort_keys(struct itch_bshm *s, uint32_t tid)
 	}
 ITCH_PHASE(itch_b_clear)
 ITCH_PHASE(itch_b_ops)
-ITCH_PHASE(itch_b_reps)
 ITCH_PHASE(itch_b_orders)
 ITCH_PHASE(itch_b_walk)
 ITCH_PHASE(itch_b_lclear)
 ITCH_PHASE(itch_b_lgroup)
-ITCH_PHASE(itch_b_lmake)
 ITCH_PHASE(itch_b_lplace)
 ITCH_PHASE(itch_b_elid)
 ITCH_PHASE(itch_b_sides)
@@ -783,12 +812,18 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 			continue;
 		}
 		c.n = n;
-		ITCH_STEP(ITCH_PH_OPS, itch_b_clear_k(c, tid));
+		/*
+		 * Steps that need no barrier between them share one (a step costs a
+		 * microsecond or two even with nothing to do): the tables cleared and the
+		 * shard's messages listed; the ops' keys made and packed; each order's
+		 * state read and the level grouping cleared; the effects' keys made and
+		 * packed; the events made and the book's entries freed.
+		 */
+		ITCH_STEP(ITCH_PH_CLEAR, (itch_b_clear_k(c, tid), itch_mine(c, tid)));
 		ITCH_STEP(ITCH_PH_OPS, itch_b_ops_k(c, tid));
-		ITCH_STEP(ITCH_PH_OPS, itch_b_reps_k(c, tid));
-		ITCH_STEP(ITCH_PH_SORT1, itch_pack(c, tid));
+		ITCH_STEP(ITCH_PH_SORT1, itch_pack(c, tid, 0));
 		ITCH_STEP(ITCH_PH_SORT1, itch_sort_keys(s, tid));
-		ITCH_STEP(ITCH_PH_ORDERS, itch_b_orders_k(c, tid));
+		ITCH_STEP(ITCH_PH_ORDERS, (itch_b_orders_k(c, tid), itch_b_lclear_k(c, tid)));
 		for (;;) {
 			uint32_t blocked;
 
@@ -804,23 +839,21 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 			}
 			__syncthreads();
 		}
-		ITCH_STEP(ITCH_PH_LEVELS, itch_b_lclear_k(c, tid));
 		ITCH_STEP(ITCH_PH_LEVELS, itch_b_lgroup_k(c, tid));
-		ITCH_STEP(ITCH_PH_LEVELS, itch_b_lmake_k(c, tid));
-		ITCH_STEP(ITCH_PH_SORT2, itch_pack(c, tid));
+		ITCH_STEP(ITCH_PH_SORT2, itch_pack(c, tid, 1));
 		ITCH_STEP(ITCH_PH_SORT2, itch_sort_keys(s, tid));
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_sides_k(c, tid));
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_lplace_k(c, tid));
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_elid_k(c, tid));
 		ITCH_STEP(ITCH_PH_SWALK, itch_b_swalk_k(c, tid));
-		ITCH_STEP(ITCH_PH_EVENTS, itch_b_events_k(c, tid));
-		ITCH_STEP(ITCH_PH_WB, itch_b_wb1_k(c, tid));
+		ITCH_STEP(ITCH_PH_EVENTS, (itch_b_events_k(c, tid), itch_b_wb1_k(c, tid)));
 		/* Every block's events made and pool entries freed: applier 0 pushes the events; then the new entries. */
 		ITCH_GRID(gp);
 		if (blk == 0)
 			ITCH_STEP(ITCH_PH_PUSH, itch_push(c, f, tid));
 		ITCH_STEP(ITCH_PH_WB, itch_b_wb2_k(c, tid));
 		if (tid == 0) {
+			gp->blk_msgs[blk] += s->cnt[0];
 			itch_b_finish(&c);
 			sh->gen = c.gen;
 			if (blk == 0) {
@@ -860,10 +893,10 @@ itch_idle(struct itch_gpu *gp, uint32_t tid)
  * Every thread of the receiver: the batch being filled (the current half's
  * first ITCH_B_CHUNK messages at most, and the first @p nrel items of
  * itch_rel[] for it, to release once it is applied; or @p quit: no more) to
- * the appliers, once they are done with the one before: one is applied while
- * the next is received. Messages past a chunk go to the other half, the next
- * batch's start (they are the last window's: their items are not this
- * batch's), so that under load every batch is a whole chunk.
+ * the appliers, then, once they are done with the one before, the messages
+ * past a chunk to the other half, the next batch's start (they are the last
+ * window's: their items are not this batch's), so that under load every
+ * batch is a whole chunk: one is applied while the next is received.
  */
 __device__ __noinline__ static void
 itch_post(struct itch_gpu *gp, uint32_t nrel, uint32_t quit, uint32_t tid)
@@ -872,16 +905,12 @@ itch_post(struct itch_gpu *gp, uint32_t nrel, uint32_t quit, uint32_t tid)
 	uint32_t k = gp->post, n = min(sh->nent, ITCH_B_CHUNK), rest = sh->nent - n;      /* (the receiver's own word) */
 	const struct itch_ghalf *cur = &gp->half[k & 1], *next = &gp->half[(k + 1) & 1];
 
-	if (tid == 0)
-		for (uint32_t ns = 32; gnio_shm_dev_gpu_acquire(&gp->done) != k; ns = min(ns * 2, 256u))
-			__nanosleep(ns);
-	__syncthreads();
-	/* (The other half was batch k - 1's, done.) */
-	for (uint32_t i = tid; i < rest; i += ITCH_THREADS) {
-		next->ent[i] = cur->ent[n + i];
-		next->seq[i] = cur->seq[n + i];
-		next->tsc[i] = cur->tsc[n + i];
-	}
+	/*
+	 * Batch k - 2 is done (the post before waited for it), so its half, items
+	 * and word are this one's: posted at once, and the appliers go on to it
+	 * the moment they are done with batch k - 1, without waiting for this
+	 * block to see that.
+	 */
 	if (tid == 0) {
 		gp->bat[k & 1].n = n;
 		gp->bat[k & 1].nrel = nrel;
@@ -892,8 +921,18 @@ itch_post(struct itch_gpu *gp, uint32_t nrel, uint32_t quit, uint32_t tid)
 	if (tid == 0) {
 		__threadfence();
 		gnio_shm_dev_gpu_release(&gp->post, k + 1);
-		sh->nent = rest;
+		for (uint32_t ns = 32; gnio_shm_dev_gpu_acquire(&gp->done) != k; ns = min(ns * 2, 256u))
+			__nanosleep(ns);
 	}
+	__syncthreads();
+	/* The messages past the chunk start the next batch, in the half batch k - 1 is done with. */
+	for (uint32_t i = tid; i < rest; i += ITCH_THREADS) {
+		next->ent[i] = cur->ent[n + i];
+		next->seq[i] = cur->seq[n + i];
+		next->tsc[i] = cur->tsc[n + i];
+	}
+	if (tid == 0)
+		sh->nent = rest;
 	__syncthreads();
 }
 
@@ -1029,7 +1068,7 @@ itch_applier(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 		 * book as the last batch left it, which a quicker one would change (and each
 		 * has read the batch before the first can say it done).
 		 */
-		itch_grid_sync(gp);
+		ITCH_STEP(ITCH_PH_START, itch_grid_sync(gp));
 		if (b->quit)
 			break;
 		n = b->n;
@@ -1071,9 +1110,9 @@ k_itch(gnio_cuda_launch l)
 		itch_receiver(l, st, tid);
 	else
 		itch_applier(l, st, tid);
-	if (tid == 0 && blockIdx.x == 1)
+	if (tid == 0 && blockIdx.x != 0)
 		for (uint32_t k = 0; k < ITCH_PH_COUNT; k++)
-			gp->ph_cycles[k] += sh->cyc[k];
+			gp->ph_cycles[blockIdx.x - 1][k] += sh->cyc[k];
 	if (tid == 0 && blockIdx.x == 0) {
 		gp->cycles += clock64() - c0;
 		gp->ns += gnio_shm_dev_time_ns() - t0;

@@ -67,6 +67,29 @@ itch_atomic_min(uint32_t *p, uint32_t v)
 #define ITCH_ATOMIC_MIN(p, v) itch_atomic_min((p), (v))
 #endif
 
+/*
+ * *@p p += @p v for each calling thread, the value before for each, as if one
+ * after another: on the GPU one atomic for the threads of a warp that are
+ * here at once with the same counter and change (a pool's or an index's
+ * counters, which every block's threads change in the same phase: one atomic
+ * a thread on one word waits for all the others).
+ */
+#ifdef __CUDA_ARCH__
+__device__ static inline uint32_t
+itch_atomic_add_warp(uint32_t *p, uint32_t v)
+{
+	uint32_t m = __match_any_sync(__activemask(), (unsigned long long)(uintptr_t)p ^ (unsigned long long)v << 32);
+	uint32_t lane = threadIdx.x & 31, lead = __ffs(m) - 1, base = 0;
+
+	if (lane == lead)
+		base = atomicAdd(p, v * (uint32_t)__popc(m));
+	return __shfl_sync(m, base, lead) + v * (uint32_t)__popc(m & ((1u << lane) - 1));
+}
+#define ITCH_ATOMIC_ADD_WARP(p, v) itch_atomic_add_warp((p), (v))
+#else
+#define ITCH_ATOMIC_ADD_WARP(p, v) itch_atomic_add((p), (v))
+#endif
+
 struct itch_porder {
 	uint64_t ref;
 	uint32_t shares;
@@ -207,7 +230,7 @@ itch_pb_claim(struct itch_ptab *t, uint32_t h, uint32_t v)
 
 		if ((s == ITCH_PB_EMPTY || s == ITCH_PB_TOMB) && ITCH_ATOMIC_CAS(&t->index[i], s, v) == s) {
 			if (s == ITCH_PB_TOMB)
-				ITCH_ATOMIC_ADD(&t->tombs, 0xffffffffu);
+				ITCH_ATOMIC_ADD_WARP(&t->tombs, 0xffffffffu);
 			return i;       /* never full: live entries are at most half the slots */
 		}
 	}
@@ -217,21 +240,21 @@ GNIO_HD static inline void
 itch_pb_erase(struct itch_ptab *t, uint32_t slot)
 {
 	t->index[slot] = ITCH_PB_TOMB;
-	ITCH_ATOMIC_ADD(&t->tombs, 1u);
+	ITCH_ATOMIC_ADD_WARP(&t->tombs, 1u);
 }
 
 /* A free pool entry (in a phase where nothing is freed). */
 GNIO_HD static inline uint32_t
 itch_pb_alloc(struct itch_ptab *t)
 {
-	return t->free[ITCH_ATOMIC_ADD(&t->nfree, 0xffffffffu) - 1];
+	return t->free[ITCH_ATOMIC_ADD_WARP(&t->nfree, 0xffffffffu) - 1];
 }
 
 /* Pool entry @p e is free (in a phase where nothing is allocated). */
 GNIO_HD static inline void
 itch_pb_release(struct itch_ptab *t, uint32_t e)
 {
-	t->free[ITCH_ATOMIC_ADD(&t->nfree, 1u)] = e;
+	t->free[ITCH_ATOMIC_ADD_WARP(&t->nfree, 1u)] = e;
 }
 
 /* The live order @p ref of stock @p locate, or ITCH_NONE; its slot in *@p slot. */
