@@ -102,11 +102,12 @@ struct itch_bshm {
 	uint64_t lv_sh[ITCH_B_OPS];          /* each level touched: shares, orders, price */
 	uint32_t lv_ord[ITCH_B_OPS];
 	uint32_t lv_px[ITCH_B_OPS];
-	uint32_t e_mag[ITCH_B_OPS];          /* each effect: shares changed, */
-	uint8_t e_info[ITCH_B_OPS];          /* its side and changes (ITCH_B_E_*) */
+	uint8_t e_info[ITCH_B_OPS];          /* each effect: its side and changes (ITCH_B_E_*; its shares: e_mag) */
 	uint32_t ures[ITCH_B_CHUNK];         /* a replace's delete: 0 not yet, 1 + side done, 3 no order
 	                                        (read and written atomically: other orders' walks poll it) */
 	uint8_t mflag[ITCH_B_CHUNK];         /* ITCH_B_UNKNOWN_REF, ITCH_B_EVENT */
+	uint64_t mb_sh[ITCH_B_CHUNK];        /* each message with effects: its side's best after */
+	uint32_t mb_px[ITCH_B_CHUNK];
 	uint16_t mi[ITCH_B_CHUNK];           /* this shard's messages, in order (itch_b_mine_list()) */
 	uint32_t scan_tmp[64];               /* the GPU's scan for that list */
 	uint32_t nm, nkeys, blocked, nevents, ngroups, nsides;
@@ -124,9 +125,11 @@ struct itch_bscr {
 	uint16_t g_pos[ITCH_B_OPS];          /* and where its walk is in the sorted ops */
 	uint16_t glist[ITCH_B_OPS];          /* the orders (their groups' ops), ngroups of them */
 	uint16_t slist[ITCH_B_OPS];          /* the stock sides (their groups' effects), nsides */
+	uint8_t s_warp[ITCH_B_OPS];          /* each stock side (by its group's effect): walked by a warp (the GPU's) */
 	uint8_t g_side[ITCH_B_OPS];
 	uint8_t g_live[ITCH_B_OPS];
-	uint32_t e_px[ITCH_B_OPS];           /* each effect's price, */
+	uint32_t e_mag[ITCH_B_OPS];          /* each effect's shares changed (read once, packed: ITCH_B_EW), */
+	uint32_t e_px[ITCH_B_OPS];           /* its price, */
 	uint32_t l_slot[ITCH_B_OPS];         /* its slot in the level and the stock side tables, */
 	uint32_t s_slot[ITCH_B_OPS];
 	uint16_t l_rep[ITCH_B_OPS];          /* its level's group, */
@@ -141,8 +144,6 @@ struct itch_bscr {
 	uint32_t s_pre_px[ITCH_B_OPS];       /* its best before, */
 	uint64_t s_pre_sh[ITCH_B_OPS];
 	uint32_t s_ub[ITCH_B_OPS];           /* its best level no effect touches (pool entry) */
-	uint32_t mb_px[ITCH_B_CHUNK];        /* each message with effects: its side's best after */
-	uint64_t mb_sh[ITCH_B_CHUNK];
 };
 
 /* A chunk: messages m[0, n) of sequence numbers seq[], received at tsc[]. */
@@ -484,7 +485,7 @@ GNIO_HD static inline void
 itch_b_effect(struct itch_bctx *c, uint32_t j, uint32_t side, uint32_t price, uint32_t shares, int neg, int dord)
 {
 	c->s->e_info[j] = (uint8_t)(1u | side << 1 | (uint32_t)(dord + 1) << 2 | (uint32_t)neg << 4);
-	c->s->e_mag[j] = shares;
+	c->g->e_mag[j] = shares;
 	c->g->e_px[j] = price;
 }
 
@@ -698,7 +699,7 @@ itch_b_elid(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 
 		last = k + 1 == s->nkeys || s->keys[k + 1] >> ITCH_B_BITS != key >> ITCH_B_BITS ||
 			(s->keys[k + 1] & ITCH_B_MASK) >> 1 != i;
-		s->u.ew[k] = ITCH_B_EW(s->e_mag[e], c->g->lid_of[c->g->l_rep[e]], s->e_info[e], last, i);
+		s->u.ew[k] = ITCH_B_EW(c->g->e_mag[e], c->g->lid_of[c->g->l_rep[e]], s->e_info[e], last, i);
 	}
 }
 
@@ -754,21 +755,21 @@ itch_b_best_touched(const struct itch_bshm *s, uint32_t lo, uint32_t hi, uint32_
 }
 
 /*
- * Each stock side alone: its effects in order on its levels, its best after
- * each message, an event where it changed (phase swalk). The busiest stock's
- * sides are the chunk's longest serial work, so a step does little: the next
- * effect's word read before this one's writes, the best level's price and
- * shares kept as they change (the touched levels scanned again only when the
- * best one empties).
+ * Stock side @p r (its group's effect) alone: its effects in order on its
+ * levels, its best after each message, an event where it changed (phase
+ * swalk). The busiest stock's sides are the chunk's longest serial work, so a
+ * step does little: the next effect's word read before this one's writes, the
+ * best level's price and shares kept as they change (the touched levels
+ * scanned again only when the best one empties).
  */
 GNIO_HD static inline void
-itch_b_swalk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
+itch_b_swalk_one(struct itch_bctx *c, uint32_t r)
 {
 	struct itch_bshm *ITCH_RESTRICT s = c->s;
 	struct itch_bscr *ITCH_RESTRICT g = c->g;
 
-	for (uint32_t q = tid; q < s->nsides; q += nt) {
-		uint32_t r = g->slist[q], side, bt, bt_px = 0, ub, ub_px = 0, end, prev_px, lo, hi, pos;
+	{
+		uint32_t side, bt, bt_px = 0, ub, ub_px = 0, end, prev_px, lo, hi, pos;
 		uint64_t ub_sh = 0, bt_sh = 0, prev_sh, w;
 
 		side = ITCH_B_E_SIDE(s->e_info[r]);
@@ -825,8 +826,8 @@ itch_b_swalk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 					px = ub_px;
 					bsh = ub_sh;
 				}
-				g->mb_px[i] = px;
-				g->mb_sh[i] = bsh;
+				s->mb_px[i] = px;
+				s->mb_sh[i] = bsh;
 				/*
 				 * (A message with effects has no other flag: its order was live. A
 				 * store, not an or: nothing in the loop waits to read the byte.)
@@ -839,6 +840,14 @@ itch_b_swalk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 			w = wn;
 		}
 	}
+}
+
+/* Each stock side (the CPU's; the GPU walks its longest with a warp each: itch_kernel.cu). */
+GNIO_HD static inline void
+itch_b_swalk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
+{
+	for (uint32_t q = tid; q < c->s->nsides; q += nt)
+		itch_b_swalk_one(c, c->g->slist[q]);
 }
 
 /*
@@ -882,8 +891,8 @@ itch_b_best_at(const struct itch_bctx *c, uint32_t loc, uint32_t side, uint32_t 
 		} else {
 			uint32_t j = (s->keys[lo - 1] & ITCH_B_MASK) >> 1;
 
-			*px = g->mb_px[j];
-			*sh = g->mb_sh[j];
+			*px = s->mb_px[j];
+			*sh = s->mb_sh[j];
 		}
 	}
 }
@@ -893,7 +902,6 @@ GNIO_HD static inline void
 itch_b_events(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
 	struct itch_bshm *s = c->s;
-	struct itch_bscr *g = c->g;
 	uint32_t unknown = 0, events = 0;
 
 	for (uint32_t k = tid; k < s->nm; k += nt) {
@@ -910,7 +918,7 @@ itch_b_events(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		x = s->e_info[2 * i] != 0 ? s->e_info[2 * i] : s->e_info[2 * i + 1];
 		side = ITCH_B_E_SIDE(x);
 		itch_b_best_at(c, d->locate, side ^ 1, i, &opx, &osh);
-		itch_event_fill(ev, d, c->seq[i], side, g->mb_px[i], g->mb_sh[i], opx, osh);
+		itch_event_fill(ev, d, c->seq[i], side, s->mb_px[i], s->mb_sh[i], opx, osh);
 		ev->rx_tsc = c->tsc[i];
 	}
 	itch_b_sum(&s->cnt[3], unknown);

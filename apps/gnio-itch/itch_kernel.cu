@@ -65,6 +65,14 @@ __host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t
 #define ITCH_PK_CAND 1u      /* the feed's, whole, of the session: next in order, maybe */
 #define ITCH_PK_BACK 4u      /* a re-request was written over its copy: back to host memory */
 
+/*
+ * A stock side of this many effects or more, with at most 32 levels touched,
+ * is walked by a warp, a lane a level (itch_swalk()); this many such sides a
+ * chunk at most (the others walked by a thread as on the CPU).
+ */
+#define ITCH_LONG_SIDE 32u
+#define ITCH_LONG_MAX 8u
+
 /* Sorts of a chunk's keys: the smaller when they fit. */
 typedef cub::BlockRadixSort<uint32_t, ITCH_THREADS, ITCH_B_OPS / ITCH_THREADS> itch_sort;
 typedef cub::BlockRadixSort<uint32_t, ITCH_THREADS, ITCH_B_OPS / ITCH_THREADS / 2> itch_sort_half;
@@ -102,6 +110,8 @@ struct itch_kshm {
 	uint32_t nruns;
 	typename itch_scan::TempStorage rx_scan;   /* (the batch's scratch is where the stage is) */
 	uint32_t nit, npk, quit, w1, nent, nent0, cur_item, ck_n, crowded, idle;
+	uint32_t nlong;                          /* the chunk's long stock sides (itch_swalk()), */
+	uint16_t lside[ITCH_LONG_MAX];           /* each one's group */
 	uint32_t ev_first, ev_got, ev_cons;      /* a chunk's events in the channel; consumed as last read */
 	struct gnio_event_ring evr;              /* the event channel's view, read once */
 	uint64_t mark;                           /* thread 0's clock: when the last part ended */
@@ -677,10 +687,115 @@ ITCH_PHASE(itch_b_lgroup)
 ITCH_PHASE(itch_b_lplace)
 ITCH_PHASE(itch_b_elid)
 ITCH_PHASE(itch_b_sides)
-ITCH_PHASE(itch_b_swalk)
 ITCH_PHASE(itch_b_events)
 ITCH_PHASE(itch_b_wb1)
 ITCH_PHASE(itch_b_wb2)
+
+/*
+ * Stock side @p r (its group's effect: s_nlev[r] <= 32 levels touched) walked
+ * by the warp of @p lane, as itch_b_swalk_one() walks it: lane l holds the
+ * side's level l in registers, and after each message the best of them is
+ * one reduction (the side's busiest stock's messages one after another on a
+ * thread are a chunk's longest serial work). The same best, events and levels
+ * after.
+ */
+__device__ static void
+itch_swalk_warp(const struct itch_bctx *c, uint32_t r, uint32_t lane)
+{
+	struct itch_bshm *s = c->s;
+	const struct itch_bscr *g = c->g;
+	uint32_t side = ITCH_B_E_SIDE(s->e_info[r]), ub = g->s_ub[r], ub_px = 0, lo = g->s_start[r], end = g->s_end[r];
+	uint32_t mine = lane < g->s_nlev[r], lid = lo + lane, lord = 0, lpx = 0, prev_px = g->s_pre_px[r];
+	uint64_t ub_sh = 0, lsh = 0, prev_sh = g->s_pre_sh[r], w;
+
+	if (ub != ITCH_NONE) {
+		ub_px = c->b->levels[ub].price;
+		ub_sh = c->b->levels[ub].shares;
+	}
+	if (mine) {
+		lsh = s->lv_sh[lid];
+		lord = s->lv_ord[lid];
+		lpx = s->lv_px[lid];
+	}
+	w = s->u.ew[lo];
+	for (uint32_t pos = lo; pos < end; pos++) {
+		uint64_t wn = pos + 1 < end ? s->u.ew[pos + 1] : 0;
+		uint32_t x = ITCH_B_EW_X(w);
+
+		if (mine && ITCH_B_EW_LID(w) == lid) {
+			lsh = ITCH_B_E_NEG(x) ? lsh - (uint32_t)w : lsh + (uint32_t)w;
+			lord = (uint32_t)((int32_t)lord + ITCH_B_E_DORD(x));
+		}
+		if (ITCH_B_EW_LAST(w)) {
+			/* The best live level: the highest bid, the lowest ask (no two levels of a side share a price). */
+			uint32_t live = mine && lord != 0, key = live ? (side == 0 ? lpx : ~lpx) : 0;
+			uint32_t any = __ballot_sync(0xffffffffu, live), top = __reduce_max_sync(0xffffffffu, key), px = 0;
+			uint32_t win = __ffs(__ballot_sync(0xffffffffu, live && key == top)) - 1, bpx;
+			uint64_t bsh = 0, b;
+
+			bpx = __shfl_sync(0xffffffffu, lpx, win & 31);
+			b = __shfl_sync(0xffffffffu, lsh, win & 31);
+			if (any != 0 && (ub == ITCH_NONE || itch_b_better(side, bpx, ub_px))) {
+				px = bpx;
+				bsh = b;
+			} else if (ub != ITCH_NONE) {
+				px = ub_px;
+				bsh = ub_sh;
+			}
+			if (lane == 0) {
+				uint32_t i = ITCH_B_EW_MSG(w);
+
+				s->mb_px[i] = px;
+				s->mb_sh[i] = bsh;
+				if (px != prev_px || bsh != prev_sh)
+					s->mflag[i] = ITCH_B_EVENT;
+			}
+			prev_px = px;
+			prev_sh = bsh;
+		}
+		w = wn;
+	}
+	if (mine) {
+		s->lv_sh[lid] = lsh;
+		s->lv_ord[lid] = lord;
+	}
+}
+
+/*
+ * Every thread: each stock side walked (phase swalk), the long ones with few
+ * levels by a warp each (the last warps), the others by a thread each.
+ */
+__device__ __noinline__ static void
+itch_swalk(struct itch_bctx cv, uint32_t tid)
+{
+	const struct itch_bctx *c = &cv;
+	struct itch_bshm *s = c->s;
+	struct itch_bscr *g = c->g;
+	struct itch_kshm *sh = SHM;
+	uint32_t nl, warp = tid / 32, nw = ITCH_THREADS / 32;
+
+	for (uint32_t q = tid; q < s->nsides; q += ITCH_THREADS) {
+		uint32_t r = g->slist[q], slot = ~0u;
+
+		if (g->s_end[r] - g->s_start[r] >= ITCH_LONG_SIDE && g->s_nlev[r] <= 32)
+			slot = atomicAdd(&sh->nlong, 1u);
+		if (slot < ITCH_LONG_MAX)
+			sh->lside[slot] = (uint16_t)r;
+		g->s_warp[r] = slot < ITCH_LONG_MAX;
+	}
+	__syncthreads();
+	nl = min(sh->nlong, ITCH_LONG_MAX);
+	if (warp >= nw - nl) {
+		itch_swalk_warp(c, sh->lside[nw - 1 - warp], tid & 31);
+		return;
+	}
+	for (uint32_t q = tid; q < s->nsides; q += (nw - nl) * 32) {
+		uint32_t r = g->slist[q];
+
+		if (!g->s_warp[r])
+			itch_b_swalk_one(&cv, r);
+	}
+}
 
 /* A step of every thread, then a barrier; thread 0 adds its time to phase @p ph. */
 #define ITCH_STEP(ph, stmt) \
@@ -762,6 +877,7 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 		 * every block has decided.
 		 */
 		if (tid == 0) {
+			sh->nlong = 0;
 			sh->ck_n = itch_batch_next(&gp->pb, hf.ent + at, nent - at);
 			sh->crowded = *(volatile uint32_t *)&gp->crowded;
 		}
@@ -845,7 +961,7 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_sides_k(c, tid));
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_lplace_k(c, tid));
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_elid_k(c, tid));
-		ITCH_STEP(ITCH_PH_SWALK, itch_b_swalk_k(c, tid));
+		ITCH_STEP(ITCH_PH_SWALK, itch_swalk(c, tid));
 		ITCH_STEP(ITCH_PH_EVENTS, (itch_b_events_k(c, tid), itch_b_wb1_k(c, tid)));
 		/* Every block's events made and pool entries freed: applier 0 pushes the events; then the new entries. */
 		ITCH_GRID(gp);
