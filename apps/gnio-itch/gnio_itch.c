@@ -255,12 +255,13 @@ itch_gpu_phases(const struct itch_gpu *gp, uint32_t b, double k)
 {
 	static const char *const ph[ITCH_PH_COUNT] = { "start", "its messages", "ops", "keys and sort", "orders",
 		"order walk", "levels", "keys and sort", "sides", "side walk", "events and book out", "push",
-		"book in", "one at a time", "rebuild", "waiting for the others" };
+		"book in", "one at a time", "rebuild", "waiting for the others", "(of the side walk: sides sorted",
+		"the longest walk by a warp", "by a thread" };
 
 	printf(APP ": GPU applier %u, %.0f messages a chunk, us a chunk:", b, (double)gp->blk_msgs[b] / (double)gp->chunks);
 	for (uint32_t i = 0; i < ITCH_PH_COUNT; i++)
 		printf("%s %s %.2f", i ? "," : "", ph[i], (double)gp->ph_cycles[b][i] * k);
-	printf("\n");
+	printf(")\n");
 }
 
 /*

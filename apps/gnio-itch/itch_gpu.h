@@ -18,7 +18,9 @@
 enum {
 	ITCH_PH_START, ITCH_PH_CLEAR, ITCH_PH_OPS, ITCH_PH_SORT1, ITCH_PH_ORDERS, ITCH_PH_WALK, ITCH_PH_LEVELS,
 	ITCH_PH_SORT2, ITCH_PH_SIDES, ITCH_PH_SWALK, ITCH_PH_EVENTS, ITCH_PH_PUSH, ITCH_PH_WB, ITCH_PH_SERIAL,
-	ITCH_PH_REBUILD, ITCH_PH_GRID, ITCH_PH_COUNT
+	ITCH_PH_REBUILD, ITCH_PH_GRID,
+	/* Of the side walk: the sides sorted into long and short; the longest walk by a warp, by a thread. */
+	ITCH_PH_SW_CLASS, ITCH_PH_SW_WARP, ITCH_PH_SW_THREAD, ITCH_PH_COUNT
 };
 
 #define ITCH_GPU_MAX_BLOCKS 64u    /* applying blocks (shards of the book's stocks) at most */

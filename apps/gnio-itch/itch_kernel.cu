@@ -71,7 +71,9 @@ __host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t
  * chunk at most (the others walked by a thread as on the CPU).
  */
 #define ITCH_LONG_SIDE 32u
-#define ITCH_LONG_MAX 8u
+#ifndef ITCH_LONG_MAX
+#define ITCH_LONG_MAX 8u     /* (a build may choose another, 0 for none, for measurements) */
+#endif
 
 /* Sorts of a chunk's keys: the smaller when they fit. */
 typedef cub::BlockRadixSort<uint32_t, ITCH_THREADS, ITCH_B_OPS / ITCH_THREADS> itch_sort;
@@ -110,8 +112,9 @@ struct itch_kshm {
 	uint32_t nruns;
 	typename itch_scan::TempStorage rx_scan;   /* (the batch's scratch is where the stage is) */
 	uint32_t nit, npk, quit, w1, nent, nent0, cur_item, ck_n, crowded, idle;
+	unsigned long long sw_max[2];            /* the chunk's longest side walk by a warp, by a thread (cycles) */
 	uint32_t nlong;                          /* the chunk's long stock sides (itch_swalk()), */
-	uint16_t lside[ITCH_LONG_MAX];           /* each one's group */
+	uint16_t lside[ITCH_LONG_MAX + 1];       /* each one's group */
 	uint32_t ev_first, ev_got, ev_cons;      /* a chunk's events in the channel; consumed as last read */
 	struct gnio_event_ring evr;              /* the event channel's view, read once */
 	uint64_t mark;                           /* thread 0's clock: when the last part ended */
@@ -693,71 +696,118 @@ ITCH_PHASE(itch_b_wb2)
 
 /*
  * Stock side @p r (its group's effect: s_nlev[r] <= 32 levels touched) walked
- * by the warp of @p lane, as itch_b_swalk_one() walks it: lane l holds the
- * side's level l in registers, and after each message the best of them is
- * one reduction (the side's busiest stock's messages one after another on a
- * thread are a chunk's longest serial work). The same best, events and levels
- * after.
+ * by the warp of @p lane, with what itch_b_swalk_one() gives: its effects 32
+ * at a time, a lane an effect. Lane l keeps level l's shares and orders
+ * before the 32; for each level, a scan of its changes among them gives its
+ * state after each, and each lane keeps the best live level after its
+ * effect; a message's last effect then has the side's best after it, and the
+ * one before it is the best after the message before (an earlier lane's, or
+ * the 32 before's). On a thread the walk is a chain of dependent steps a
+ * message, the chunk's longest (the busiest stock's sides: 190 messages of a
+ * chunk, some 40 us); here it is a few steps a level for 32 messages.
  */
 __device__ static void
 itch_swalk_warp(const struct itch_bctx *c, uint32_t r, uint32_t lane)
 {
 	struct itch_bshm *s = c->s;
 	const struct itch_bscr *g = c->g;
+	const uint32_t all = 0xffffffffu;
 	uint32_t side = ITCH_B_E_SIDE(s->e_info[r]), ub = g->s_ub[r], ub_px = 0, lo = g->s_start[r], end = g->s_end[r];
-	uint32_t mine = lane < g->s_nlev[r], lid = lo + lane, lord = 0, lpx = 0, prev_px = g->s_pre_px[r];
-	uint64_t ub_sh = 0, lsh = 0, prev_sh = g->s_pre_sh[r], w;
+	uint32_t nlev = g->s_nlev[r], lord = 0, lpx = 0, prev_px = g->s_pre_px[r];
+	uint64_t ub_sh = 0, lsh = 0, prev_sh = g->s_pre_sh[r];
 
 	if (ub != ITCH_NONE) {
 		ub_px = c->b->levels[ub].price;
 		ub_sh = c->b->levels[ub].shares;
 	}
-	if (mine) {
-		lsh = s->lv_sh[lid];
-		lord = s->lv_ord[lid];
-		lpx = s->lv_px[lid];
+	if (lane < nlev) {
+		lsh = s->lv_sh[lo + lane];
+		lord = s->lv_ord[lo + lane];
+		lpx = s->lv_px[lo + lane];
 	}
-	w = s->u.ew[lo];
-	for (uint32_t pos = lo; pos < end; pos++) {
-		uint64_t wn = pos + 1 < end ? s->u.ew[pos + 1] : 0;
-		uint32_t x = ITCH_B_EW_X(w);
+	for (uint32_t base = lo; base < end; base += 32) {
+		uint32_t k = base + lane, valid = k < end, x, lk, last, lm, below, src, bany = 0, bkey = 0, bpx = 0;
+		uint32_t opx = 0, ppx;
+		uint64_t w = valid ? s->u.ew[k] : 0, bsh = 0, osh = 0, psh;
+		int64_t dsh;
+		int32_t dord;
 
-		if (mine && ITCH_B_EW_LID(w) == lid) {
-			lsh = ITCH_B_E_NEG(x) ? lsh - (uint32_t)w : lsh + (uint32_t)w;
-			lord = (uint32_t)((int32_t)lord + ITCH_B_E_DORD(x));
-		}
-		if (ITCH_B_EW_LAST(w)) {
+		x = ITCH_B_EW_X(w);
+		lk = valid ? ITCH_B_EW_LID(w) - lo : 32u;
+		last = valid && ITCH_B_EW_LAST(w);
+		dsh = ITCH_B_E_NEG(x) ? -(int64_t)(uint32_t)w : (int64_t)(uint32_t)w;
+		dord = ITCH_B_E_DORD(x);
+		for (uint32_t l = 0; l < nlev; l++) {
+			uint32_t px = __shfl_sync(all, lpx, l), ord = __shfl_sync(all, lord, l), key;
+			uint64_t sh = __shfl_sync(all, lsh, l);
+
+			if (__ballot_sync(all, lk == l) != 0) {
+				/* Level l's changes among the 32, summed up to each lane (an inclusive scan). */
+				long long a = lk == l ? dsh : 0;
+				int32_t o = lk == l ? dord : 0;
+
+				for (uint32_t d = 1; d < 32; d <<= 1) {
+					long long ta = __shfl_up_sync(all, a, d);
+					int32_t to = __shfl_up_sync(all, o, d);
+
+					if (lane >= d) {
+						a += ta;
+						o += to;
+					}
+				}
+				sh += (uint64_t)a;
+				ord += (uint32_t)o;
+				/* (The last lane's: the level after all 32, for the next 32.) */
+				a = (long long)__shfl_sync(all, sh, 31);
+				o = (int32_t)__shfl_sync(all, ord, 31);
+				if (lane == l) {
+					lsh = (uint64_t)a;
+					lord = (uint32_t)o;
+				}
+			}
 			/* The best live level: the highest bid, the lowest ask (no two levels of a side share a price). */
-			uint32_t live = mine && lord != 0, key = live ? (side == 0 ? lpx : ~lpx) : 0;
-			uint32_t any = __ballot_sync(0xffffffffu, live), top = __reduce_max_sync(0xffffffffu, key), px = 0;
-			uint32_t win = __ffs(__ballot_sync(0xffffffffu, live && key == top)) - 1, bpx;
-			uint64_t bsh = 0, b;
-
-			bpx = __shfl_sync(0xffffffffu, lpx, win & 31);
-			b = __shfl_sync(0xffffffffu, lsh, win & 31);
-			if (any != 0 && (ub == ITCH_NONE || itch_b_better(side, bpx, ub_px))) {
-				px = bpx;
-				bsh = b;
-			} else if (ub != ITCH_NONE) {
-				px = ub_px;
-				bsh = ub_sh;
+			key = side == 0 ? px : ~px;
+			if (ord != 0 && (!bany || key > bkey)) {
+				bany = 1;
+				bkey = key;
+				bpx = px;
+				bsh = sh;
 			}
-			if (lane == 0) {
-				uint32_t i = ITCH_B_EW_MSG(w);
-
-				s->mb_px[i] = px;
-				s->mb_sh[i] = bsh;
-				if (px != prev_px || bsh != prev_sh)
-					s->mflag[i] = ITCH_B_EVENT;
-			}
-			prev_px = px;
-			prev_sh = bsh;
 		}
-		w = wn;
+		if (bany && (ub == ITCH_NONE || itch_b_better(side, bpx, ub_px))) {
+			opx = bpx;
+			osh = bsh;
+		} else if (ub != ITCH_NONE) {
+			opx = ub_px;
+			osh = ub_sh;
+		}
+		/* The best after the message before: the nearest earlier lane's last effect, or the 32 before's. */
+		lm = __ballot_sync(all, last);
+		below = lm & ((1u << lane) - 1);
+		src = below != 0 ? 31 - __clz(below) : 0;
+		ppx = __shfl_sync(all, opx, src);
+		psh = __shfl_sync(all, osh, src);
+		if (below == 0) {
+			ppx = prev_px;
+			psh = prev_sh;
+		}
+		if (last) {
+			uint32_t i = ITCH_B_EW_MSG(w);
+
+			s->mb_px[i] = opx;
+			s->mb_sh[i] = osh;
+			if (opx != ppx || osh != psh)
+				s->mflag[i] = ITCH_B_EVENT;
+		}
+		if (lm != 0) {
+			src = 31 - __clz(lm);
+			prev_px = __shfl_sync(all, opx, src);
+			prev_sh = __shfl_sync(all, osh, src);
+		}
 	}
-	if (mine) {
-		s->lv_sh[lid] = lsh;
-		s->lv_ord[lid] = lord;
+	if (lane < nlev) {
+		s->lv_sh[lo + lane] = lsh;
+		s->lv_ord[lo + lane] = lord;
 	}
 }
 
@@ -772,21 +822,27 @@ itch_swalk(struct itch_bctx cv, uint32_t tid)
 	struct itch_bshm *s = c->s;
 	struct itch_bscr *g = c->g;
 	struct itch_kshm *sh = SHM;
-	uint32_t nl, warp = tid / 32, nw = ITCH_THREADS / 32;
+	uint32_t nl, warp = tid / 32, nw = ITCH_THREADS / 32, lmax = ITCH_LONG_MAX;
+	uint64_t t0 = clock64();
 
 	for (uint32_t q = tid; q < s->nsides; q += ITCH_THREADS) {
 		uint32_t r = g->slist[q], slot = ~0u;
 
-		if (g->s_end[r] - g->s_start[r] >= ITCH_LONG_SIDE && g->s_nlev[r] <= 32)
+		if (lmax != 0 && g->s_end[r] - g->s_start[r] >= ITCH_LONG_SIDE && g->s_nlev[r] <= 32)
 			slot = atomicAdd(&sh->nlong, 1u);
-		if (slot < ITCH_LONG_MAX)
+		if (slot < lmax)
 			sh->lside[slot] = (uint16_t)r;
-		g->s_warp[r] = slot < ITCH_LONG_MAX;
+		g->s_warp[r] = slot < lmax;
 	}
 	__syncthreads();
-	nl = min(sh->nlong, ITCH_LONG_MAX);
+	if (tid == 0)
+		sh->cyc[ITCH_PH_SW_CLASS] += clock64() - t0;
+	nl = min(sh->nlong, lmax);
+	t0 = clock64();
 	if (warp >= nw - nl) {
 		itch_swalk_warp(c, sh->lside[nw - 1 - warp], tid & 31);
+		if ((tid & 31) == 0)
+			atomicMax(&sh->sw_max[0], (unsigned long long)(clock64() - t0));
 		return;
 	}
 	for (uint32_t q = tid; q < s->nsides; q += (nw - nl) * 32) {
@@ -795,6 +851,8 @@ itch_swalk(struct itch_bctx cv, uint32_t tid)
 		if (!g->s_warp[r])
 			itch_b_swalk_one(&cv, r);
 	}
+	if (tid < s->nsides)
+		atomicMax(&sh->sw_max[1], (unsigned long long)(clock64() - t0));
 }
 
 /* A step of every thread, then a barrier; thread 0 adds its time to phase @p ph. */
@@ -878,6 +936,7 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 		 */
 		if (tid == 0) {
 			sh->nlong = 0;
+			sh->sw_max[0] = sh->sw_max[1] = 0;
 			sh->ck_n = itch_batch_next(&gp->pb, hf.ent + at, nent - at);
 			sh->crowded = *(volatile uint32_t *)&gp->crowded;
 		}
@@ -962,6 +1021,10 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_lplace_k(c, tid));
 		ITCH_STEP(ITCH_PH_SIDES, itch_b_elid_k(c, tid));
 		ITCH_STEP(ITCH_PH_SWALK, itch_swalk(c, tid));
+		if (tid == 0) {
+			sh->cyc[ITCH_PH_SW_WARP] += sh->sw_max[0];
+			sh->cyc[ITCH_PH_SW_THREAD] += sh->sw_max[1];
+		}
 		ITCH_STEP(ITCH_PH_EVENTS, (itch_b_events_k(c, tid), itch_b_wb1_k(c, tid)));
 		/* Every block's events made and pool entries freed: applier 0 pushes the events; then the new entries. */
 		ITCH_GRID(gp);
