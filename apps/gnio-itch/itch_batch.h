@@ -110,7 +110,7 @@ struct itch_bshm {
 	uint32_t mb_px[ITCH_B_CHUNK];
 	uint16_t mi[ITCH_B_CHUNK];           /* this shard's messages, in order (itch_b_mine_list()) */
 	uint32_t scan_tmp[64];               /* the GPU's scan for that list */
-	uint32_t nm, nkeys, blocked, nevents, ngroups, nsides;
+	uint32_t nm, all, nkeys, blocked, nevents, ngroups, nsides;
 	uint32_t cnt[6];                     /* messages, unknown types, malformed, unknown_ref, adds */
 	uint32_t dorders, dlevels;           /* changes of the live counts (mod 2^32) */
 };
@@ -182,19 +182,36 @@ itch_b_mine(const struct itch_bctx *c, uint32_t i)
 }
 
 /*
+ * A chunk of fewer messages than this lists all of them, each phase then
+ * passing over the other shards' (itch_b_other()): on the GPU every phase
+ * takes them in one pass of its threads anyway, and the list would cost more
+ * than it saves (a chunk's fixed cost is its latency at low rates).
+ */
+#define ITCH_B_LIST_MIN 512u
+
+/*
  * This shard's messages (mi[0 .. nm - 1], in order; one thread, the CPU's: the
  * GPU makes it with a block-wide scan): every phase after goes through them
- * only, not through every message of the chunk.
+ * only, not through every message of the chunk; or, for a chunk of fewer than
+ * ITCH_B_LIST_MIN (and for one shard), every message (s->all).
  */
 GNIO_HD static inline void
 itch_b_mine_list(struct itch_bctx *c)
 {
 	uint32_t k = 0;
 
+	c->s->all = c->n < ITCH_B_LIST_MIN && c->nshards > 1;
 	for (uint32_t i = 0; i < c->n; i++)
-		if (itch_b_mine(c, i))
+		if (c->nshards == 1 || c->s->all || itch_b_mine(c, i))
 			c->s->mi[k++] = (uint16_t)i;
 	c->s->nm = k;
+}
+
+/* Is listed message @p i another shard's (a chunk that lists every message)? */
+GNIO_HD static inline int
+itch_b_other(const struct itch_bctx *c, uint32_t i)
+{
+	return c->s->all && !itch_b_mine(c, i);
 }
 
 /* The op (or effect) of this shard's @p jj-th: op 2i or 2i + 1 of its message i. */
@@ -387,6 +404,8 @@ itch_b_ops(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		uint32_t j = itch_b_mop(s, jj);
 		const struct itch_msg *d = &c->m[j >> 1];
 
+		if (itch_b_other(c, j >> 1))
+			continue;
 		s->e_info[j] = 0;
 		if ((j & 1) == 0) {
 			s->ures[j >> 1] = 0;
@@ -415,7 +434,7 @@ itch_b_ops(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 GNIO_HD static inline uint32_t
 itch_b_rep_key(const struct itch_bctx *c, uint32_t j)
 {
-	return itch_b_op(&c->m[j >> 1], j & 1) != ITCH_B_OP_NONE ?
+	return !itch_b_other(c, j >> 1) && itch_b_op(&c->m[j >> 1], j & 1) != ITCH_B_OP_NONE ?
 		(uint32_t)c->s->u.hash[c->g->oslot[j]] << ITCH_B_BITS | j : ~0u;
 }
 
@@ -613,9 +632,9 @@ itch_b_lgroup(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bscr *g = c->g;
 
 	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
-		uint32_t e = itch_b_mop(s, jj), x = s->e_info[e], loc, ls;
+		uint32_t e = itch_b_mop(s, jj), x, loc, ls;
 
-		if (x == 0)
+		if (itch_b_other(c, e >> 1) || (x = s->e_info[e]) == 0)
 			continue;
 		loc = c->m[e >> 1].locate;
 		ls = ITCH_B_GROUP(s->u.hash, itch_pb_lhash(loc, ITCH_B_E_SIDE(x), g->e_px[e]), e, itch_b_same_level);
@@ -637,7 +656,7 @@ itch_b_lmake_one(struct itch_bctx *c, uint32_t e)
 {
 	uint32_t sr;
 
-	if (c->s->e_info[e] == 0)
+	if (itch_b_other(c, e >> 1) || c->s->e_info[e] == 0)
 		return ~0u;
 	sr = c->s->hs[c->g->s_slot[e]];
 	c->g->l_rep[e] = c->s->u.hash[c->g->l_slot[e]];
@@ -671,7 +690,7 @@ itch_b_lplace(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
 		uint32_t e = itch_b_mop(s, jj), sr, lid, p;
 
-		if (s->e_info[e] == 0 || g->l_rep[e] != e)
+		if (itch_b_other(c, e >> 1) || s->e_info[e] == 0 || g->l_rep[e] != e)
 			continue;
 		sr = g->s_rep[e];
 		lid = g->s_start[sr] + ITCH_ATOMIC_ADD(&g->s_nlev[sr], 1u);
@@ -910,6 +929,8 @@ itch_b_events(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		struct itch_event *ev = &c->ev[i];
 		uint64_t osh;
 
+		if (itch_b_other(c, i))
+			continue;
 		unknown += s->mflag[i] & ITCH_B_UNKNOWN_REF;
 		c->evf[i] = (s->mflag[i] & ITCH_B_EVENT) != 0;
 		if (!(s->mflag[i] & ITCH_B_EVENT))
@@ -943,7 +964,8 @@ itch_b_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		uint32_t i = s->mi[k];
 		const struct itch_msg *d = &c->m[i];
 
-		if (d->status == ITCH_MSG_OK && d->type == 'R' && b->name_seq[d->locate] == itch_b_rname(c, i))
+		if (!itch_b_other(c, i) && d->status == ITCH_MSG_OK && d->type == 'R' &&
+				b->name_seq[d->locate] == itch_b_rname(c, i))
 			itch_name_store(b->names, b->seen, d);
 	}
 	for (uint32_t q = tid; q < s->ngroups; q += nt) {

@@ -633,14 +633,24 @@ itch_pack(struct itch_bctx cv, uint32_t tid, uint32_t effects)
 		s->nkeys = tot;
 }
 
-/* Every thread: this shard's messages listed (itch_b_mine_list()'s, with a scan). */
+/* Every thread: this shard's messages listed (itch_b_mine_list()'s, with a scan for a chunk that lists only them). */
 __device__ __noinline__ static void
 itch_mine(struct itch_bctx cv, uint32_t tid)
 {
 	const struct itch_bctx *c = &cv;
 	struct itch_bshm *s = c->s;
-	uint32_t f[ITCH_MPT], pos[ITCH_MPT], tot;
+	uint32_t f[ITCH_MPT], pos[ITCH_MPT], tot, all = c->n < ITCH_B_LIST_MIN && c->nshards > 1;
 
+	if (all || c->nshards == 1) {
+		/* Every message listed (a small chunk: the phases pass over the others' themselves; or one shard). */
+		for (uint32_t i = tid; i < c->n; i += ITCH_THREADS)
+			s->mi[i] = (uint16_t)i;
+		if (tid == 0) {
+			s->all = all;
+			s->nm = c->n;
+		}
+		return;
+	}
 	for (uint32_t u = 0; u < ITCH_MPT; u++) {
 		uint32_t i = ITCH_MPT * tid + u;
 
@@ -650,8 +660,10 @@ itch_mine(struct itch_bctx cv, uint32_t tid)
 	for (uint32_t u = 0; u < ITCH_MPT; u++)
 		if (f[u])
 			s->mi[pos[u]] = (uint16_t)(ITCH_MPT * tid + u);
-	if (tid == 0)
+	if (tid == 0) {
+		s->all = 0;
 		s->nm = tot;
+	}
 }
 
 /* How many keys the sort takes: nkeys padded (itch_pack()) to what the smaller sort holds, or all. */
