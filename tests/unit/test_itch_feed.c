@@ -7,14 +7,19 @@
  * gap given up can leave messages known to exist ahead of the next one
  * (announced by a heartbeat) with no gap open: the next packet in order must
  * open the gap again and ask for it, as the general path does, not be taken
- * quietly. Also: in order, a duplicate, a held packet filling a gap.
+ * quietly. Also: in order, a duplicate, a held packet filling a gap. And the
+ * BBO file's lines (itch_out.h formats them itself, for speed): what printf's
+ * formatting gives, at every field's extremes.
  */
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gnio_test.h"
 #include "itch_feed.h"
+#include "itch_out.h"
 
 #define TIMEOUT_NS 1000000ull
 
@@ -49,6 +54,23 @@ packet(struct itch_feed *f, uint64_t seq, uint32_t count, uint64_t now)
 	uint32_t len = mold(p, seq, count);
 
 	return itch_feed_packet(f, p, len, now);
+}
+
+/* itch_write_event()'s line for @p ev equals printf()'s. */
+static void
+bbo_line(const struct itch_event *ev)
+{
+	char want[256], got[256] = { 0 };
+	FILE *f = fmemopen(got, sizeof(got) - 1, "w");
+
+	REQUIRE(f != NULL);
+	itch_write_event(f, ev);
+	fclose(f);
+	snprintf(want, sizeof(want), "%" PRIu64 ",%u,%" PRIu64 ",%u,%" PRIu64 ",%u,%" PRIu64 "\n", ev->seq,
+			ev->locate, ev->ts, ev->bid_px, ev->bid_shares, ev->ask_px, ev->ask_shares);
+	CHECK(strcmp(got, want) == 0);
+	if (strcmp(got, want) != 0)
+		fprintf(stderr, "BBO line %s, printf's %s", got, want);
 }
 
 int
@@ -99,6 +121,11 @@ main(void)
 	CHECK(f->pending_full == 1 && f->lost == 4 + 9 + 49 && f->next == 81 && f->pend_hi == 101 &&
 			f->malformed == 0 && t.malformed == 0 && t.messages == 16 + 2);
 	free(mem);
+	bbo_line(&(struct itch_event){ 0 });
+	bbo_line(&(struct itch_event){ .seq = 1, .locate = 9, .ts = 10, .bid_px = 99, .bid_shares = 100,
+			.ask_px = 1000, .ask_shares = 12345678901ull });
+	bbo_line(&(struct itch_event){ .seq = UINT64_MAX, .locate = UINT16_MAX, .ts = UINT64_MAX,
+			.bid_px = UINT32_MAX, .bid_shares = UINT64_MAX, .ask_px = UINT32_MAX, .ask_shares = UINT64_MAX });
 	printf("test_itch_feed: %s\n", gnio_test_failures ? "FAILED" : "all checks passed");
 	return gnio_test_failures ? 1 : 0;
 }
