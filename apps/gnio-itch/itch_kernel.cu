@@ -67,7 +67,8 @@ __host__ __device__ static void itch_gpu_emit(struct itch_feed *f, const uint8_t
 
 /*
  * A stock side of this many effects or more, with at most 32 levels touched,
- * is walked by a warp, a lane a level (itch_swalk()); this many such sides a
+ * is walked by a warp (itch_swalk_warp(): 32 effects at a time, a lane an
+ * effect, each lane keeping a level between them); this many such sides a
  * chunk at most (the others walked by a thread as on the CPU).
  */
 #define ITCH_LONG_SIDE 32u
