@@ -109,7 +109,7 @@ struct itch_bshm {
 	uint64_t mb_sh[ITCH_B_CHUNK];        /* each message with effects: its side's best after */
 	uint32_t mb_px[ITCH_B_CHUNK];
 	uint16_t mi[ITCH_B_CHUNK];           /* this shard's messages, in order (itch_b_mine_list()) */
-	uint32_t scan_tmp[64];               /* the GPU's scan for that list */
+	uint32_t scan_tmp[64];               /* the GPU's scans making that list and packing the keys */
 	uint32_t nm, all, nkeys, blocked, nevents, ngroups, nsides;
 	uint32_t cnt[6];                     /* messages, unknown types, malformed, unknown_ref, adds */
 	uint32_t dorders, dlevels;           /* changes of the live counts (mod 2^32) */
@@ -202,7 +202,7 @@ itch_b_mine_list(struct itch_bctx *c)
 
 	c->s->all = c->n < ITCH_B_LIST_MIN && c->nshards > 1;
 	for (uint32_t i = 0; i < c->n; i++)
-		if (c->nshards == 1 || c->s->all || itch_b_mine(c, i))
+		if (c->s->all || itch_b_mine(c, i))
 			c->s->mi[k++] = (uint16_t)i;
 	c->s->nm = k;
 }
@@ -781,83 +781,102 @@ itch_b_best_touched(const struct itch_bshm *s, uint32_t lo, uint32_t hi, uint32_
  * best level's price and shares kept as they change (the touched levels
  * scanned again only when the best one empties).
  */
+/*
+ * A stock side's best after a message: its best touched level (@p touched:
+ * there is one, at @p px with @p sh shares) or its best untouched one (@p ub,
+ * ITCH_NONE for none), whichever is better; 0, 0 for an empty side.
+ */
+GNIO_HD static inline void
+itch_b_side_best(uint32_t side, int touched, uint32_t px, uint64_t sh, uint32_t ub, uint32_t ub_px, uint64_t ub_sh,
+		uint32_t *opx, uint64_t *osh)
+{
+	if (touched && (ub == ITCH_NONE || itch_b_better(side, px, ub_px))) {
+		*opx = px;
+		*osh = sh;
+	} else if (ub != ITCH_NONE) {
+		*opx = ub_px;
+		*osh = ub_sh;
+	} else {
+		*opx = 0;
+		*osh = 0;
+	}
+}
+
+/*
+ * Message @p i's side's best after it (@p px, @p sh), and its event if that is
+ * not the best after the message before (@p prev_px, @p prev_sh). (A message
+ * with effects has no other flag: its order was live; a store, not an or.)
+ */
+GNIO_HD static inline void
+itch_b_note_best(struct itch_bshm *s, uint32_t i, uint32_t px, uint64_t sh, uint32_t prev_px, uint64_t prev_sh)
+{
+	s->mb_px[i] = px;
+	s->mb_sh[i] = sh;
+	if (px != prev_px || sh != prev_sh)
+		s->mflag[i] = ITCH_B_EVENT;
+}
+
 GNIO_HD static inline void
 itch_b_swalk_one(struct itch_bctx *c, uint32_t r)
 {
 	struct itch_bshm *ITCH_RESTRICT s = c->s;
 	struct itch_bscr *ITCH_RESTRICT g = c->g;
+	uint32_t side, bt, bt_px = 0, ub, ub_px = 0, end, prev_px, lo, hi;
+	uint64_t ub_sh = 0, bt_sh = 0, prev_sh, w;
 
-	{
-		uint32_t side, bt, bt_px = 0, ub, ub_px = 0, end, prev_px, lo, hi, pos;
-		uint64_t ub_sh = 0, bt_sh = 0, prev_sh, w;
+	side = ITCH_B_E_SIDE(s->e_info[r]);
+	ub = g->s_ub[r];
+	if (ub != ITCH_NONE) {
+		ub_px = c->b->levels[ub].price;
+		ub_sh = c->b->levels[ub].shares;
+	}
+	/* (Its levels are numbered from where its effects start: s_start.) */
+	lo = g->s_start[r];
+	hi = lo + g->s_nlev[r];
+	bt = itch_b_best_touched(s, lo, hi, side);
+	if (bt != ITCH_B_NONE) {
+		bt_px = s->lv_px[bt];
+		bt_sh = s->lv_sh[bt];
+	}
+	prev_px = g->s_pre_px[r];
+	prev_sh = g->s_pre_sh[r];
+	end = g->s_end[r];
+	w = s->u.ew[lo];
+	for (uint32_t pos = lo; pos < end; pos++) {
+		uint64_t wn = pos + 1 < end ? s->u.ew[pos + 1] : 0, sh;
+		uint32_t lid = ITCH_B_EW_LID(w), x = ITCH_B_EW_X(w), ord, lpx;
 
-		side = ITCH_B_E_SIDE(s->e_info[r]);
-		ub = g->s_ub[r];
-		if (ub != ITCH_NONE) {
-			ub_px = c->b->levels[ub].price;
-			ub_sh = c->b->levels[ub].shares;
-		}
-		lo = g->s_start[r];
-		hi = lo + g->s_nlev[r];
-		bt = itch_b_best_touched(s, lo, hi, side);
-		if (bt != ITCH_B_NONE) {
-			bt_px = s->lv_px[bt];
-			bt_sh = s->lv_sh[bt];
-		}
-		prev_px = g->s_pre_px[r];
-		prev_sh = g->s_pre_sh[r];
-		end = g->s_end[r];
-		pos = g->s_start[r];
-		w = s->u.ew[pos];
-		for (; pos < end; pos++) {
-			uint64_t wn = pos + 1 < end ? s->u.ew[pos + 1] : 0, sh;
-			uint32_t lid = ITCH_B_EW_LID(w), x = ITCH_B_EW_X(w), ord, lpx;
-
-			sh = s->lv_sh[lid];
-			ord = s->lv_ord[lid];
-			lpx = s->lv_px[lid];
-			sh = ITCH_B_E_NEG(x) ? sh - (uint32_t)w : sh + (uint32_t)w;
-			ord = (uint32_t)((int32_t)ord + ITCH_B_E_DORD(x));
-			s->lv_sh[lid] = sh;
-			s->lv_ord[lid] = ord;
-			if (ord != 0) {
-				if (bt == ITCH_B_NONE || lid == bt || itch_b_better(side, lpx, bt_px)) {
-					bt = lid;
-					bt_px = lpx;
-					bt_sh = sh;
-				}
-			} else if (lid == bt) {
-				bt = itch_b_best_touched(s, lo, hi, side);
-				if (bt != ITCH_B_NONE) {
-					bt_px = s->lv_px[bt];
-					bt_sh = s->lv_sh[bt];
-				}
+		sh = s->lv_sh[lid];
+		ord = s->lv_ord[lid];
+		lpx = s->lv_px[lid];
+		sh = ITCH_B_E_NEG(x) ? sh - (uint32_t)w : sh + (uint32_t)w;
+		ord = (uint32_t)((int32_t)ord + ITCH_B_E_DORD(x));
+		s->lv_sh[lid] = sh;
+		s->lv_ord[lid] = ord;
+		if (ord != 0) {
+			if (bt == ITCH_B_NONE || lid == bt || itch_b_better(side, lpx, bt_px)) {
+				bt = lid;
+				bt_px = lpx;
+				bt_sh = sh;
 			}
-			/* The message's last effect (a replace has two): its best after. */
-			if (ITCH_B_EW_LAST(w)) {
-				uint32_t i = ITCH_B_EW_MSG(w), px = 0;
-				uint64_t bsh = 0;
-
-				if (bt != ITCH_B_NONE && (ub == ITCH_NONE || itch_b_better(side, bt_px, ub_px))) {
-					px = bt_px;
-					bsh = bt_sh;
-				} else if (ub != ITCH_NONE) {
-					px = ub_px;
-					bsh = ub_sh;
-				}
-				s->mb_px[i] = px;
-				s->mb_sh[i] = bsh;
-				/*
-				 * (A message with effects has no other flag: its order was live. A
-				 * store, not an or: nothing in the loop waits to read the byte.)
-				 */
-				if (px != prev_px || bsh != prev_sh)
-					s->mflag[i] = ITCH_B_EVENT;
-				prev_px = px;
-				prev_sh = bsh;
+		} else if (lid == bt) {
+			bt = itch_b_best_touched(s, lo, hi, side);
+			if (bt != ITCH_B_NONE) {
+				bt_px = s->lv_px[bt];
+				bt_sh = s->lv_sh[bt];
 			}
-			w = wn;
 		}
+		/* The message's last effect (a replace has two): its best after. */
+		if (ITCH_B_EW_LAST(w)) {
+			uint32_t px;
+			uint64_t bsh;
+
+			itch_b_side_best(side, bt != ITCH_B_NONE, bt_px, bt_sh, ub, ub_px, ub_sh, &px, &bsh);
+			itch_b_note_best(s, ITCH_B_EW_MSG(w), px, bsh, prev_px, prev_sh);
+			prev_px = px;
+			prev_sh = bsh;
+		}
+		w = wn;
 	}
 }
 

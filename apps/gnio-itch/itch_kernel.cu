@@ -740,8 +740,8 @@ itch_swalk_warp(const struct itch_bctx *c, uint32_t r, uint32_t lane)
 	}
 	for (uint32_t base = lo; base < end; base += 32) {
 		uint32_t k = base + lane, valid = k < end, x, lk, last, lm, below, src, bany = 0, bkey = 0, bpx = 0;
-		uint32_t opx = 0, ppx;
-		uint64_t w = valid ? s->u.ew[k] : 0, bsh = 0, osh = 0, psh;
+		uint32_t opx, ppx;
+		uint64_t w = valid ? s->u.ew[k] : 0, bsh = 0, osh, psh;
 		int64_t dsh;
 		int32_t dord;
 
@@ -787,13 +787,7 @@ itch_swalk_warp(const struct itch_bctx *c, uint32_t r, uint32_t lane)
 				bsh = sh;
 			}
 		}
-		if (bany && (ub == ITCH_NONE || itch_b_better(side, bpx, ub_px))) {
-			opx = bpx;
-			osh = bsh;
-		} else if (ub != ITCH_NONE) {
-			opx = ub_px;
-			osh = ub_sh;
-		}
+		itch_b_side_best(side, bany, bpx, bsh, ub, ub_px, ub_sh, &opx, &osh);
 		/* The best after the message before: the nearest earlier lane's last effect, or the 32 before's. */
 		lm = __ballot_sync(all, last);
 		below = lm & ((1u << lane) - 1);
@@ -804,14 +798,8 @@ itch_swalk_warp(const struct itch_bctx *c, uint32_t r, uint32_t lane)
 			ppx = prev_px;
 			psh = prev_sh;
 		}
-		if (last) {
-			uint32_t i = ITCH_B_EW_MSG(w);
-
-			s->mb_px[i] = opx;
-			s->mb_sh[i] = osh;
-			if (opx != ppx || osh != psh)
-				s->mflag[i] = ITCH_B_EVENT;
-		}
+		if (last)
+			itch_b_note_best(s, ITCH_B_EW_MSG(w), opx, osh, ppx, psh);
 		if (lm != 0) {
 			src = 31 - __clz(lm);
 			prev_px = __shfl_sync(all, opx, src);
