@@ -28,6 +28,23 @@ def js(name):
     return os.path.join(tmp, name + ".json")
 
 
+def forwarding(proc, then=1.5):
+    """Wait until the run says it is forwarding (its stdout is line-buffered), then @p then
+    seconds more: a signal sent after a fixed time from the exec could come during start-up on
+    a slow machine (a sanitizer build), with nothing forwarded. The lines read so far."""
+    lines = []
+    t0 = time.time()
+    while time.time() - t0 < 60:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if "forwarding; Ctrl-C to stop" in line:
+            break
+    time.sleep(then)
+    return "".join(lines)
+
+
 def conserved(s, what):
     t = s["total"]
     ck.check(s["conserved"] and t["rx"] + t["generated"] == t["tx"] + sum(t["drops"].values()),
@@ -39,9 +56,10 @@ def conserved(s, what):
 # SIGINT under traffic.
 cmd = [TESTPMD, "-l", "0-1"] + eal_mem() + NULLS + ["--", "--forward-mode=macswap", "--json=" + js("sigint")]
 proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-time.sleep(2.5)
+head = forwarding(proc)
 proc.send_signal(signal.SIGINT)
 out, err = proc.communicate(timeout=30)
+out = head + out
 ck.check(proc.returncode == 0, "SIGINT: exit %d\n%s\n%s" % (proc.returncode, out, err))
 s = load_json(js("sigint"))
 ck.check(s["total"]["rx"] > 100000, "SIGINT: traffic flowed (%d)" % s["total"]["rx"])
@@ -50,7 +68,7 @@ conserved(s, "SIGINT")
 # SIGTERM too.
 cmd[-1] = "--json=" + js("sigterm")
 proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-time.sleep(2.5)
+forwarding(proc)
 proc.send_signal(signal.SIGTERM)
 proc.communicate(timeout=30)
 ck.check(proc.returncode == 0, "SIGTERM: exit %d" % proc.returncode)
@@ -148,9 +166,10 @@ for bound, ring in ((200, 64), (20000, 16)):
            ["--", "--forward-mode=io", "--slow-consumer-us=20000", "--ring-items=%d" % ring,
             "--drain-ms=%d" % bound, "--json=" + js("drain%d" % bound)])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.5)
+    head = forwarding(proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
+    out = head + out
     ck.check(proc.returncode == 0, "drain-ms=%d: exit %d\n%s\n%s" % (bound, proc.returncode, out, err))
     s = load_json(js("drain%d" % bound))
     d = s["total"]["drops"]
