@@ -2,10 +2,13 @@
 """gnio-bench's parts that the GPU machine relies on and the development machine cannot run
 whole: the ports and queues of an RX lcore count (15 lcores: 3 ports of 5 queues, every lcore one
 queue), dpdk-testpmd's rate summed over any number of ports, the lcores plot (against RX
-lcores, beside dpdk-testpmd) drawn from a results file, and the plot against packet size only
-where there are sizes to plot against."""
+lcores, beside dpdk-testpmd) drawn from a results file, the plot against packet size only
+where there are sizes to plot against, and --repeat: each lcores point beside dpdk-testpmd
+N times in turn, each round's ratio against the dpdk-testpmd run just before it."""
+import contextlib
 import importlib.machinery
 import importlib.util
+import io
 import os
 import tempfile
 
@@ -54,6 +57,29 @@ def main():
         ck.check(not any(m.endswith("throughput.png") for m in made), "throughput.png of one size: %r" % made)
         made = gb.plots(pts + [dict(p, size=1500, section="size") for p in pts], d)
         ck.check(os.path.join(d, "throughput.png") in made, "throughput.png of two sizes not drawn: %r" % made)
+    # --repeat 3: from 4 lcores on, dpdk-testpmd then gnio, three times, each with its round.
+    class Args:
+        sections, item_pkts, repeat = ["lcores"], 0, 3
+    order = [(p.get("program", "gnio-testpmd"), p["rx_lcores"], p.get("round")) for p in gb.full_points(Args)]
+    want = [("gnio-testpmd", 1, 1), ("gnio-testpmd", 2, 1)] + [
+        (prog, n, r) for n in (4, 8, 15) for r in (1, 2, 3) for prog in ("dpdk-testpmd", "gnio-testpmd")]
+    ck.check(order == want, "--repeat 3 order: %r" % order)
+    # Each round against its own dpdk-testpmd run; a round with drops does not count.
+    rep = []
+    for rnd, (tp, gn) in enumerate(((200.0, 180.0), (300.0, 210.0), (250.0, 200.0), (100.0, 99.0)), 1):
+        rep.append(dict(section="lcores", program="dpdk-testpmd", rx_lcores=4, round=rnd, processed_mpps=tp))
+        rep.append(dict(section="lcores", program="gnio-testpmd", rx_lcores=4, round=rnd, processed_mpps=gn,
+                        drops={"ring_full": 1} if rnd == 4 else {}))
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        gb.ratio_summary(rep)
+    line = buf.getvalue().strip()
+    ck.check(line == "lcores  4: gnio / dpdk-testpmd by round 0.900 0.700 0.800; median 0.800; "
+             "best 210.00 / best 300.00 = 0.700", "ratio summary: %r" % line)
+    with tempfile.TemporaryDirectory() as d:
+        made = gb.plots([dict(p, consumer="cuda", mem="pinned", size=64, burst=32, copy=0, mode="macswap",
+                              gbps_nominal=True) for p in rep], d)
+        ck.check(os.path.join(d, "lcores.png") in made, "lcores.png of repeated rounds not drawn: %r" % made)
     return ck.finish()
 
 
