@@ -4,7 +4,6 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
-#include <rte_prefetch.h>
 
 #include "pipeline_priv.h"
 
@@ -101,20 +100,6 @@ comp_item(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs,
 		rte_pktmbuf_free_bulk(cs->drop_pkts, nb_drop);
 }
 
-/*
- * The item's mbuf headers, both lines that freeing reads (refcnt and pool in
- * the first, next in the second), on their way into L1 while completion looks
- * at the item: they were last touched at receive, a thousand packets ago.
- */
-static inline void
-comp_prefetch(const struct gnio_bq_done *d)
-{
-	for (uint32_t i = 0; i < d->nb; i++) {
-		rte_prefetch0(d->mbufs[i]);
-		rte_prefetch0(RTE_PTR_ADD(d->mbufs[i], RTE_CACHE_LINE_MIN_SIZE));
-	}
-}
-
 unsigned int
 pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
 {
@@ -125,8 +110,13 @@ pl_comp_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_comp *cs)
 	for (uint16_t i = 0; i < cs->nb_bq; i++) {
 		struct gnio_burstq *bq = cs->bq[i];
 
+		/*
+		 * No prefetch of the item's mbuf headers before the PMD frees them: on
+		 * the H200's VM it cost the RX lcores 6 % of their cycles at 4 lcores
+		 * (both lines; 3 % for the first alone), measured within one process
+		 * (bench/results/h200-2026-12-02c run 5).
+		 */
 		while (gnio_burstq_peek_done(bq, &d)) {
-			comp_prefetch(&d);
 			/* Completion seen: one timestamp per pass that found work. */
 			if (seen == 0 || unlikely(d.first_rx_tsc > seen))
 				seen = rte_rdtsc();
