@@ -52,7 +52,18 @@
 #ifndef ITCH_B_CHUNK_SHIFT
 #define ITCH_B_CHUNK_SHIFT 11                /* (a build may choose another, for measurements) */
 #endif
-#define ITCH_B_CHUNK (1u << ITCH_B_CHUNK_SHIFT)   /* messages of a chunk at most */
+#define ITCH_B_CHUNK (1u << ITCH_B_CHUNK_SHIFT)   /* messages of a chunk one shard applies at most */
+#ifndef ITCH_B_TOTAL_SHIFT
+#define ITCH_B_TOTAL_SHIFT 13                /* (a build may choose another, for measurements) */
+#endif
+/*
+ * Messages of a chunk at most, every shard's: each shard numbers its own
+ * (mi[]) and keeps only those on chip, so a chunk may hold several shards'
+ * worth (itch_batch_fit()). A chunk's fixed cost (its phases' round trips)
+ * is then shared by more messages: the busiest shard's are about a quarter.
+ */
+#define ITCH_B_TOTAL (1u << ITCH_B_TOTAL_SHIFT)
+#define ITCH_B_MAX_SHARDS 64u                /* shards of a chunk at most */
 #define ITCH_B_OPS (2u * ITCH_B_CHUNK)       /* ops (and effects): two a message */
 #define ITCH_B_BITS (ITCH_B_CHUNK_SHIFT + 1u)   /* bits of an op's number */
 #define ITCH_B_MASK ((1u << ITCH_B_BITS) - 1)
@@ -108,7 +119,9 @@ struct itch_bshm {
 	uint8_t mflag[ITCH_B_CHUNK];         /* ITCH_B_UNKNOWN_REF, ITCH_B_EVENT */
 	uint64_t mb_sh[ITCH_B_CHUNK];        /* each message with effects: its side's best after */
 	uint32_t mb_px[ITCH_B_CHUNK];
-	uint16_t mi[ITCH_B_CHUNK];           /* this shard's messages, in order (itch_b_mine_list()) */
+	uint16_t mi[ITCH_B_CHUNK];           /* this shard's messages, in order (itch_b_mine_list()):
+	                                        message l of the shard (the number every array here and
+	                                        in itch_bscr goes by, its ops 2l and 2l + 1) is mi[l] */
 	uint32_t scan_tmp[64];               /* the GPU's scans making that list and packing the keys */
 	uint32_t nm, all, nkeys, blocked, nevents, ngroups, nsides;
 	uint32_t cnt[6];                     /* messages, unknown types, malformed, unknown_ref, adds */
@@ -189,6 +202,10 @@ itch_b_mine(const struct itch_bctx *c, uint32_t i)
  */
 #define ITCH_B_LIST_MIN 512u
 
+#if ITCH_B_LIST_MIN > ITCH_B_CHUNK || ITCH_B_TOTAL < ITCH_B_CHUNK || ITCH_B_TOTAL > 65536
+#error "a chunk listing every message is one shard's at most; mi[] holds message numbers in 16 bits"
+#endif
+
 /*
  * This shard's messages (mi[0 .. nm - 1], in order; one thread, the CPU's: the
  * GPU makes it with a block-wide scan): every phase after goes through them
@@ -207,24 +224,24 @@ itch_b_mine_list(struct itch_bctx *c)
 	c->s->nm = k;
 }
 
-/* Is listed message @p i another shard's (a chunk that lists every message)? */
+/* Is listed message @p i another shard's (a chunk that lists every message: mi[i] is i)? */
 GNIO_HD static inline int
 itch_b_other(const struct itch_bctx *c, uint32_t i)
 {
 	return c->s->all && !itch_b_mine(c, i);
 }
 
-/* The op (or effect) of this shard's @p jj-th: op 2i or 2i + 1 of its message i. */
-GNIO_HD static inline uint32_t
-itch_b_mop(const struct itch_bshm *s, uint32_t jj)
+/* This shard's message @p l (its number among the shard's: mi[]). */
+GNIO_HD static inline const struct itch_msg *
+itch_b_msg(const struct itch_bctx *c, uint32_t l)
 {
-	return 2u * s->mi[jj >> 1] + (jj & 1);
+	return &c->m[c->s->mi[l]];
 }
 
 /*
  * Stock Directory message @p i's place among its stock's (the last names it):
- * its shard's chunk number, then its place in the chunk (a stock is always
- * the same shard's).
+ * its shard's chunk number, then its place among the shard's messages of the
+ * chunk (a stock is always the same shard's).
  */
 GNIO_HD static inline uint64_t
 itch_b_rname(const struct itch_bctx *c, uint32_t i)
@@ -263,7 +280,7 @@ itch_b_is_add(const struct itch_msg *d)
 GNIO_HD static inline uint64_t
 itch_b_ref(const struct itch_bctx *c, uint32_t j)
 {
-	const struct itch_msg *d = &c->m[j >> 1];
+	const struct itch_msg *d = itch_b_msg(c, j >> 1);
 
 	return j & 1 ? d->ref2 : d->ref;
 }
@@ -390,7 +407,7 @@ itch_b_clear(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 GNIO_HD static inline int
 itch_b_same_order(const struct itch_bctx *c, uint32_t a, uint32_t b)
 {
-	return itch_b_ref(c, a) == itch_b_ref(c, b) && c->m[a >> 1].locate == c->m[b >> 1].locate;
+	return itch_b_ref(c, a) == itch_b_ref(c, b) && itch_b_msg(c, a >> 1)->locate == itch_b_msg(c, b >> 1)->locate;
 }
 
 /* Each message's ops into the order groups; the messages counted; names (phase ops). */
@@ -401,8 +418,8 @@ itch_b_ops(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	uint32_t cnt[5] = { 0, 0, 0, 0, 0 };
 
 	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
-		uint32_t j = itch_b_mop(s, jj);
-		const struct itch_msg *d = &c->m[j >> 1];
+		uint32_t j = jj;
+		const struct itch_msg *d = itch_b_msg(c, j >> 1);
 
 		if (itch_b_other(c, j >> 1))
 			continue;
@@ -434,7 +451,7 @@ itch_b_ops(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 GNIO_HD static inline uint32_t
 itch_b_rep_key(const struct itch_bctx *c, uint32_t j)
 {
-	return !itch_b_other(c, j >> 1) && itch_b_op(&c->m[j >> 1], j & 1) != ITCH_B_OP_NONE ?
+	return !itch_b_other(c, j >> 1) && itch_b_op(itch_b_msg(c, j >> 1), j & 1) != ITCH_B_OP_NONE ?
 		(uint32_t)c->s->u.hash[c->g->oslot[j]] << ITCH_B_BITS | j : ~0u;
 }
 
@@ -443,9 +460,7 @@ GNIO_HD static inline void
 itch_b_reps(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
 	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt) {
-		uint32_t j = itch_b_mop(c->s, jj);
-
-		c->g->key[j] = itch_b_rep_key(c, j);
+		c->g->key[jj] = itch_b_rep_key(c, jj);
 	}
 }
 
@@ -459,10 +474,8 @@ itch_b_pack(struct itch_bctx *c)
 	uint32_t k = 0;
 
 	for (uint32_t jj = 0; jj < 2 * c->s->nm; jj++) {
-		uint32_t j = itch_b_mop(c->s, jj);
-
-		if (c->g->key[j] != ~0u)
-			c->s->keys[k++] = c->g->key[j];
+		if (c->g->key[jj] != ~0u)
+			c->s->keys[k++] = c->g->key[jj];
 	}
 	c->s->nkeys = k;
 }
@@ -487,7 +500,7 @@ itch_b_orders(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		if (!first)
 			continue;
 		g->glist[q] = (uint16_t)r;
-		o = itch_pb_order_find(c->b, itch_b_ref(c, r), c->m[r >> 1].locate);
+		o = itch_pb_order_find(c->b, itch_b_ref(c, r), itch_b_msg(c, r >> 1)->locate);
 		g->g_pre[r] = o;
 		g->g_pos[r] = (uint16_t)k;
 		g->g_live[r] = o != ITCH_NONE;
@@ -531,7 +544,7 @@ itch_b_walk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		side = g->g_side[r];
 		for (; pos < s->nkeys && s->keys[pos] >> ITCH_B_BITS == r; pos++) {
 			uint32_t j = s->keys[pos] & ITCH_B_MASK, i = j >> 1, op;
-			const struct itch_msg *d = &c->m[i];
+			const struct itch_msg *d = itch_b_msg(c, i);
 
 			op = itch_b_op(d, j & 1);
 			if (op == ITCH_B_OP_ADD || op == ITCH_B_OP_UADD) {
@@ -596,21 +609,21 @@ itch_b_lclear(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	for (uint32_t i = tid; i < ITCH_B_HASH; i += nt)
 		c->s->u.hash[i] = ITCH_B_NONE;
 	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt)
-		c->g->s_nlev[itch_b_mop(c->s, jj)] = 0;
+		c->g->s_nlev[jj] = 0;
 }
 
 GNIO_HD static inline int
 itch_b_same_level(const struct itch_bctx *c, uint32_t a, uint32_t b)
 {
 	return c->g->e_px[a] == c->g->e_px[b] && ITCH_B_E_SIDE(c->s->e_info[a]) == ITCH_B_E_SIDE(c->s->e_info[b]) &&
-		c->m[a >> 1].locate == c->m[b >> 1].locate;
+		itch_b_msg(c, a >> 1)->locate == itch_b_msg(c, b >> 1)->locate;
 }
 
 GNIO_HD static inline int
 itch_b_same_side(const struct itch_bctx *c, uint32_t a, uint32_t b)
 {
 	return ITCH_B_E_SIDE(c->s->e_info[a]) == ITCH_B_E_SIDE(c->s->e_info[b]) &&
-		c->m[a >> 1].locate == c->m[b >> 1].locate;
+		itch_b_msg(c, a >> 1)->locate == itch_b_msg(c, b >> 1)->locate;
 }
 
 GNIO_HD static inline uint32_t
@@ -632,11 +645,11 @@ itch_b_lgroup(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bscr *g = c->g;
 
 	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
-		uint32_t e = itch_b_mop(s, jj), x, loc, ls;
+		uint32_t e = jj, x, loc, ls;
 
 		if (itch_b_other(c, e >> 1) || (x = s->e_info[e]) == 0)
 			continue;
-		loc = c->m[e >> 1].locate;
+		loc = itch_b_msg(c, e >> 1)->locate;
 		ls = ITCH_B_GROUP(s->u.hash, itch_pb_lhash(loc, ITCH_B_E_SIDE(x), g->e_px[e]), e, itch_b_same_level);
 		g->l_slot[e] = ls;
 		g->s_slot[e] = ITCH_B_GROUP(s->hs, itch_b_shash(loc, ITCH_B_E_SIDE(x)), e, itch_b_same_side);
@@ -669,9 +682,7 @@ GNIO_HD static inline void
 itch_b_lmake(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
 	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt) {
-		uint32_t e = itch_b_mop(c->s, jj);
-
-		c->g->key[e] = itch_b_lmake_one(c, e);
+		c->g->key[jj] = itch_b_lmake_one(c, jj);
 	}
 }
 
@@ -688,7 +699,7 @@ itch_b_lplace(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bscr *g = c->g;
 
 	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
-		uint32_t e = itch_b_mop(s, jj), sr, lid, p;
+		uint32_t e = jj, sr, lid, p;
 
 		if (itch_b_other(c, e >> 1) || s->e_info[e] == 0 || g->l_rep[e] != e)
 			continue;
@@ -750,7 +761,7 @@ itch_b_sides(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 			continue;
 		g->s_start[r] = (uint16_t)k;
 		g->slist[q] = (uint16_t)r;
-		loc = c->m[r >> 1].locate;
+		loc = itch_b_msg(c, r >> 1)->locate;
 		side = ITCH_B_E_SIDE(s->e_info[r]);
 		l = c->b->head[loc * 2 + side];
 		g->s_pre_px[r] = l != ITCH_NONE ? c->b->levels[l].price : 0;
@@ -908,7 +919,7 @@ itch_b_best_at(const struct itch_bctx *c, uint32_t loc, uint32_t side, uint32_t 
 			*px = (uint32_t)p;
 			return;
 		}
-		if (ITCH_B_E_SIDE(s->e_info[r]) == side && c->m[r >> 1].locate == loc)
+		if (ITCH_B_E_SIDE(s->e_info[r]) == side && itch_b_msg(c, r >> 1)->locate == loc)
 			break;
 	}
 	{
@@ -943,23 +954,23 @@ itch_b_events(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	uint32_t unknown = 0, events = 0;
 
 	for (uint32_t k = tid; k < s->nm; k += nt) {
-		uint32_t i = s->mi[k], x, side, opx;
-		const struct itch_msg *d = &c->m[i];
-		struct itch_event *ev = &c->ev[i];
+		uint32_t i = k, gi = s->mi[k], x, side, opx;     /* (the chunk's message gi) */
+		const struct itch_msg *d = &c->m[gi];
+		struct itch_event *ev = &c->ev[gi];
 		uint64_t osh;
 
 		if (itch_b_other(c, i))
 			continue;
 		unknown += s->mflag[i] & ITCH_B_UNKNOWN_REF;
-		c->evf[i] = (s->mflag[i] & ITCH_B_EVENT) != 0;
+		c->evf[gi] = (s->mflag[i] & ITCH_B_EVENT) != 0;
 		if (!(s->mflag[i] & ITCH_B_EVENT))
 			continue;
 		events++;
 		x = s->e_info[2 * i] != 0 ? s->e_info[2 * i] : s->e_info[2 * i + 1];
 		side = ITCH_B_E_SIDE(x);
 		itch_b_best_at(c, d->locate, side ^ 1, i, &opx, &osh);
-		itch_event_fill(ev, d, c->seq[i], side, s->mb_px[i], s->mb_sh[i], opx, osh);
-		ev->rx_tsc = c->tsc[i];
+		itch_event_fill(ev, d, c->seq[gi], side, s->mb_px[i], s->mb_sh[i], opx, osh);
+		ev->rx_tsc = c->tsc[gi];
 	}
 	itch_b_sum(&s->cnt[3], unknown);
 	itch_b_sum(&s->nevents, events);
@@ -980,8 +991,8 @@ itch_b_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	int32_t dord = 0, dlev = 0;
 
 	for (uint32_t k = tid; k < s->nm; k += nt) {
-		uint32_t i = s->mi[k];
-		const struct itch_msg *d = &c->m[i];
+		uint32_t i = k;
+		const struct itch_msg *d = itch_b_msg(c, i);
 
 		if (!itch_b_other(c, i) && d->status == ITCH_MSG_OK && d->type == 'R' &&
 				b->name_seq[d->locate] == itch_b_rname(c, i))
@@ -1036,11 +1047,11 @@ itch_b_wb2(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 
 		if (g->g_pre[r] != ITCH_NONE || !g->g_live[r])
 			continue;
-		itch_pb_order_insert(b, itch_b_ref(c, r), c->m[r >> 1].locate, g->g_side[r], g->g_sh[r], g->g_px[r]);
+		itch_pb_order_insert(b, itch_b_ref(c, r), itch_b_msg(c, r >> 1)->locate, g->g_side[r], g->g_sh[r], g->g_px[r]);
 		dord++;
 	}
 	for (uint32_t q = tid; q < s->nsides; q += nt) {
-		uint32_t r = g->slist[q], loc = c->m[r >> 1].locate, side = ITCH_B_E_SIDE(s->e_info[r]);
+		uint32_t r = g->slist[q], loc = itch_b_msg(c, r >> 1)->locate, side = ITCH_B_E_SIDE(s->e_info[r]);
 
 		for (uint32_t lid = g->s_start[r]; lid < g->s_start[r] + g->s_nlev[r]; lid++) {
 			if (g->lv_pool[lid] != ITCH_NONE || s->lv_ord[lid] == 0)
@@ -1097,12 +1108,40 @@ itch_batch_cap(const struct itch_pbook *b, const struct itch_msg *m, uint32_t n)
 	uint32_t room_o = b->order_cap - 1 - b->live_orders, room_l = b->level_cap - b->live_levels;
 	uint32_t room = room_o < room_l ? room_o : room_l, adds = 0, k;
 
-	if (n > ITCH_B_CHUNK)
-		n = ITCH_B_CHUNK;
+	if (n > ITCH_B_TOTAL)
+		n = ITCH_B_TOTAL;
 	if (n <= room)
 		return n;           /* (adds are at most n) */
 	for (k = 0; k < n; k++)
 		if (itch_b_is_add(&m[k]) && adds++ == room)
+			break;
+	return k;
+}
+
+/*
+ * How many of the @p n messages at @p m, from the first, one chunk of @p ns
+ * shards can hold: ITCH_B_TOTAL at most, and no shard's more than
+ * ITCH_B_CHUNK (one shard: ITCH_B_CHUNK; fewer than ITCH_B_LIST_MIN, every
+ * shard listing them all: all of them). What a chunk of them leaves after
+ * itch_batch_next() holds too. The GPU's receiver cuts its batches the same
+ * way (itch_fit(), itch_kernel.cu).
+ */
+GNIO_HD static inline uint32_t
+itch_batch_fit(const struct itch_msg *m, uint32_t n, uint32_t ns)
+{
+	uint16_t cnt[ITCH_B_MAX_SHARDS];
+	uint32_t k;
+
+	if (ns <= 1)
+		return n < ITCH_B_CHUNK ? n : ITCH_B_CHUNK;
+	if (n < ITCH_B_LIST_MIN)
+		return n;
+	if (n > ITCH_B_TOTAL)
+		n = ITCH_B_TOTAL;
+	for (k = 0; k < ns; k++)
+		cnt[k] = 0;
+	for (k = 0; k < n; k++)
+		if (++cnt[m[k].locate % ns] > ITCH_B_CHUNK)
 			break;
 	return k;
 }
@@ -1167,8 +1206,8 @@ itch_b_events_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 
 /*
  * Apply a chunk on the CPU as the GPU's blocks do, one context a shard
- * (@p cs[0 .. @p ns - 1]: the same messages, n no more than itch_batch_next()
- * allows; shard k applies the locates k mod ns): each phase run for every
+ * (@p cs[0 .. @p ns - 1]: the same messages, n no more than itch_batch_fit()
+ * and itch_batch_next() allow; shard k applies the locates k mod ns): each phase run for every
  * shard in turn, by ITCH_B_CPU_THREADS threads one after another in an order
  * drawn from *@p rnd. Each message i's event, if any, is cs[0].ev[i]
  * (cs[0].evf[i] 1).
@@ -1223,8 +1262,8 @@ itch_batch_cpu(struct itch_bctx *cs, uint32_t ns, uint64_t *rnd)
 static inline int
 itch_batch_cpu_init(struct itch_bctx *cs, uint32_t ns, struct itch_pbook *b)
 {
-	struct itch_event *ev = (struct itch_event *)calloc(ITCH_B_CHUNK, sizeof(*ev));
-	uint8_t *evf = (uint8_t *)calloc(ITCH_B_CHUNK, 1);
+	struct itch_event *ev = (struct itch_event *)calloc(ITCH_B_TOTAL, sizeof(*ev));
+	uint8_t *evf = (uint8_t *)calloc(ITCH_B_TOTAL, 1);
 
 	memset(cs, 0, ns * sizeof(*cs));
 	for (uint32_t q = 0; q < ns; q++) {
@@ -1256,9 +1295,9 @@ itch_batch_cpu_free(struct itch_bctx *cs, uint32_t ns)
 /*
  * Apply messages m[0, n) (sequence numbers seq[], RX times tsc[]) on the CPU
  * as the GPU path does, with the @p ns shards of @p cs (their book, scratch
- * and event arrays set): chunks of at most @p chunk that itch_batch_next()
- * allows through itch_batch_cpu(), the others one at a time; each event, in
- * order, to @p out(@p arg, event).
+ * and event arrays set): chunks of at most @p chunk that itch_batch_fit() and
+ * itch_batch_next() allow through itch_batch_cpu(), the others one at a time;
+ * each event, in order, to @p out(@p arg, event).
  */
 static inline void
 itch_batch_apply_cpu(struct itch_bctx *cs, uint32_t ns, const struct itch_msg *m, const uint64_t *seq,
@@ -1266,7 +1305,7 @@ itch_batch_apply_cpu(struct itch_bctx *cs, uint32_t ns, const struct itch_msg *m
 		void (*out)(void *, const struct itch_event *), void *arg)
 {
 	for (uint32_t at = 0; at < n;) {
-		uint32_t k = itch_batch_next(cs[0].b, m + at, n - at < chunk ? n - at : chunk);
+		uint32_t k = itch_batch_next(cs[0].b, m + at, itch_batch_fit(m + at, n - at < chunk ? n - at : chunk, ns));
 
 		if (k == 0) {
 			struct itch_event ev;

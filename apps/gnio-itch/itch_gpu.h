@@ -53,8 +53,8 @@ struct itch_gpu {
 	uint32_t bcap;
 	uint32_t pad;
 	struct itch_bscr *scr;        /* [ITCH_GPU_MAX_BLOCKS]: each block's scratch for the batch apply */
-	struct itch_event *gev;       /* [ITCH_B_CHUNK]: a chunk's events, by message (every block's) */
-	uint8_t *gevf;                /* [ITCH_B_CHUNK]: has message i one */
+	struct itch_event *gev;       /* [ITCH_B_TOTAL]: a chunk's events, by message (every block's) */
+	uint8_t *gevf;                /* [ITCH_B_TOTAL]: has message i one */
 	/*
 	 * Between the blocks (device memory): the appliers' barrier; the batches
 	 * posted by the receiver and done by the appliers (the first applier
@@ -85,7 +85,7 @@ int itch_kernel_set_blocks(uint32_t n);
 GNIO_HD static inline uint32_t
 itch_gpu_bcap(uint32_t stage, uint32_t max_pending)
 {
-	return ITCH_B_CHUNK + stage / 2 + max_pending;
+	return ITCH_B_TOTAL + stage / 2 + max_pending;
 }
 
 /* Bytes of each waiting message: decoded, its sequence number, RX time, place in the stage. */
@@ -98,7 +98,7 @@ itch_gpu_bytes(uint32_t order_cap, uint32_t level_cap, uint32_t bcap)
 	return ((itch_pb_bytes(order_cap, level_cap) + 63) & ~63ull) +
 		2 * (((uint64_t)bcap * ITCH_GPU_MSG_BYTES + 63) & ~63ull) +
 		(uint64_t)ITCH_GPU_MAX_BLOCKS * ((sizeof(struct itch_bscr) + 63) & ~63ull) +
-		(uint64_t)ITCH_B_CHUNK * (sizeof(struct itch_event) + 1);
+		(uint64_t)ITCH_B_TOTAL * (sizeof(struct itch_event) + 1);
 }
 
 /*
@@ -136,7 +136,7 @@ itch_gpu_layout(struct itch_gpu *gp, void *mem, uintptr_t base, uint32_t order_c
 	gp->scr = (struct itch_bscr *)(p + delta);
 	p += (uint64_t)ITCH_GPU_MAX_BLOCKS * ((sizeof(struct itch_bscr) + 63) & ~63ull);
 	gp->gev = (struct itch_event *)(p + delta);
-	gp->gevf = (uint8_t *)(gp->gev + ITCH_B_CHUNK);
+	gp->gevf = (uint8_t *)(gp->gev + ITCH_B_TOTAL);
 }
 
 #endif /* GNIO_ITCH_GPU_H */

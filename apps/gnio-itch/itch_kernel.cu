@@ -122,7 +122,10 @@ struct itch_kshm {
 	uint64_t cyc[ITCH_PH_COUNT], tk;         /* thread 0's: SM cycles in each phase; the last step's end */
 	uint32_t gen;                            /* this block's chunks (itch_bctx.gen) */
 	uint32_t sruns;                          /* runs of messages applied one at a time (every block's) */
+	uint32_t fcnt[ITCH_GPU_MAX_BLOCKS];      /* the receiver's: the batch being filled, each shard's messages */
+	uint32_t fcut;                           /* where it is cut (itch_fit()) */
 };
+static_assert(ITCH_GPU_MAX_BLOCKS <= ITCH_B_MAX_SHARDS, "a shard an applying block");
 
 static_assert(sizeof(itch_sort::TempStorage) <= sizeof(((struct itch_bshm *)0)->u.sort_tmp) &&
 	sizeof(itch_sort_half::TempStorage) <= sizeof(((struct itch_bshm *)0)->u.sort_tmp),
@@ -537,9 +540,9 @@ itch_put(uint8_t *dst, const struct itch_event *e, uint32_t size)
 	}
 }
 
-/* Messages of a chunk a thread (itch_push()). */
-#define ITCH_MPT (ITCH_B_CHUNK / ITCH_THREADS)
-static_assert(ITCH_MPT >= 1 && ITCH_MPT * ITCH_THREADS == ITCH_B_CHUNK, "a chunk's messages over the threads");
+/* Messages of a chunk a thread (itch_push(), itch_mine()). */
+#define ITCH_MPT (ITCH_B_TOTAL / ITCH_THREADS)
+static_assert(ITCH_MPT >= 1 && ITCH_MPT * ITCH_THREADS == ITCH_B_TOTAL, "a chunk's messages over the threads");
 
 /* A chunk's events into the channel, in sequence order, by every thread (ITCH_MPT messages each). */
 __device__ __noinline__ static void
@@ -610,13 +613,11 @@ itch_pack(struct itch_bctx cv, uint32_t tid, uint32_t effects)
 	uint32_t v[ITCH_B_OPS / ITCH_THREADS], f[ITCH_B_OPS / ITCH_THREADS], pos[ITCH_B_OPS / ITCH_THREADS], tot;
 
 	for (uint32_t u = 0; u < ITCH_B_OPS / ITCH_THREADS; u++) {
-		uint32_t jj = tid * (ITCH_B_OPS / ITCH_THREADS) + u, j;
+		uint32_t jj = tid * (ITCH_B_OPS / ITCH_THREADS) + u;
 
 		v[u] = ~0u;
-		if (jj < 2 * s->nm) {
-			j = itch_b_mop(s, jj);
-			v[u] = effects ? itch_b_lmake_one(c, j) : itch_b_rep_key(c, j);
-		}
+		if (jj < 2 * s->nm)
+			v[u] = effects ? itch_b_lmake_one(c, jj) : itch_b_rep_key(c, jj);
 		f[u] = v[u] != ~0u;
 	}
 	/* (Its own scratch: the grouping table, read above, is where the sort's is.) */
@@ -665,6 +666,8 @@ itch_mine(struct itch_bctx cv, uint32_t tid)
 		s->all = 0;
 		s->nm = tot;
 	}
+	if (tot > ITCH_B_CHUNK)
+		__trap();       /* (a batch that itch_fit() did not cut: mi[] overran) */
 }
 
 /* How many keys the sort takes: nkeys padded (itch_pack()) to what the smaller sort holds, or all. */
@@ -1048,6 +1051,87 @@ itch_apply(struct itch_state *st, uint32_t tid, uint32_t nent, uint32_t h)
 /* Items a batch releases at most: two rounds' (a round's join the batch being filled at its end). */
 #define ITCH_REL_MAX (2 * ITCH_IT_MAX)
 
+/*
+ * A message of the batch being filled, of locate @p loc, counted in its
+ * shard's sh->fcnt (locate mod the appliers): one shared atomic a shard and
+ * warp. Every thread of a warp that has one calls it.
+ */
+__device__ static void
+itch_count(uint32_t loc)
+{
+	uint32_t s = loc % (gridDim.x - 1), peers = __match_any_sync(__activemask(), s);
+
+	if ((threadIdx.x & 31) == (uint32_t)__ffs(peers) - 1)
+		atomicAdd(&SHM->fcnt[s], (uint32_t)__popc(peers));
+}
+
+/*
+ * Every thread of the receiver: is the batch being filled a whole chunk or
+ * more (ITCH_B_TOTAL messages, or one shard's past ITCH_B_CHUNK, as
+ * sh->fcnt counts them)? The same answer for all.
+ */
+__device__ static bool
+itch_full(void)
+{
+	struct itch_kshm *sh = SHM;
+	uint32_t nb = gridDim.x - 1;
+
+	if (sh->nent >= ITCH_B_TOTAL || (nb == 1 && sh->nent >= ITCH_B_CHUNK))
+		return true;
+	for (uint32_t s = 0; nb > 1 && s < nb; s++)
+		if (sh->fcnt[s] > ITCH_B_CHUNK)
+			return true;
+	return false;
+}
+
+/*
+ * Every thread of the receiver: how many of the batch's first messages one
+ * chunk can hold (itch_batch_fit()'s answer: ITCH_B_TOTAL at most, and up to
+ * the first message past ITCH_B_CHUNK of its shard), the counts of those
+ * messages made again here (sh->fcnt, then theirs): the appliers list a
+ * shard's messages on chip, so this must hold whatever counted them before.
+ */
+__device__ __noinline__ static uint32_t
+itch_fit(const struct itch_gpu *gp, uint32_t tid)
+{
+	struct itch_kshm *sh = SHM;
+	const struct itch_ghalf *h = itch_filling(gp);
+	uint32_t nb = gridDim.x - 1, n = min(sh->nent, ITCH_B_TOTAL), per = (n + ITCH_THREADS - 1) / ITCH_THREADS;
+	uint32_t lo = min(tid * per, n), hi = min(lo + per, n), cut = n;
+
+	if (nb == 1)
+		return min(sh->nent, ITCH_B_CHUNK);
+	if (sh->nent < ITCH_B_LIST_MIN)
+		return sh->nent;        /* (every applier lists every message) */
+	__syncthreads();
+	if (tid < ITCH_GPU_MAX_BLOCKS)
+		sh->fcnt[tid] = 0;
+	__syncthreads();
+	for (uint32_t e = tid; e < n; e += ITCH_THREADS)
+		itch_count(h->ent[e].locate);
+	__syncthreads();
+	for (uint32_t s = 0; s < nb; s++) {
+		uint32_t c = 0, pre, tot;
+
+		if (sh->fcnt[s] <= ITCH_B_CHUNK)
+			continue;
+		/* Its (ITCH_B_CHUNK + 1)-th message: the thread whose run of messages holds it. */
+		for (uint32_t e = lo; e < hi; e++)
+			c += h->ent[e].locate % nb == s;
+		itch_scan(sh->rx_scan).ExclusiveSum(c, pre, tot);
+		if (pre <= ITCH_B_CHUNK && pre + c > ITCH_B_CHUNK)
+			for (uint32_t e = lo, k = pre; e < hi; e++)
+				if (h->ent[e].locate % nb == s && ++k > ITCH_B_CHUNK) {
+					sh->fcut = e;
+					break;
+				}
+		__syncthreads();
+		cut = min(cut, sh->fcut);
+		__syncthreads();
+	}
+	return cut;
+}
+
 /* The items of the batches, for the first applier to release (batch k's in itch_rel[k & 1]). */
 __device__ static gnio_item itch_rel[2][ITCH_REL_MAX];
 
@@ -1071,7 +1155,7 @@ itch_idle(struct itch_gpu *gp, uint32_t tid)
 
 /*
  * Every thread of the receiver: the batch being filled (the current half's
- * first ITCH_B_CHUNK messages at most, and the first @p nrel items of
+ * first messages that one chunk holds, itch_fit(), and the first @p nrel items of
  * itch_rel[] for it, to release once it is applied; or @p quit: no more) to
  * the appliers, then, once they are done with the one before, the messages
  * past a chunk to the other half, the next batch's start (they are the last
@@ -1082,7 +1166,7 @@ __device__ __noinline__ static void
 itch_post(struct itch_gpu *gp, uint32_t nrel, uint32_t quit, uint32_t tid)
 {
 	struct itch_kshm *sh = SHM;
-	uint32_t k = gp->post, n = min(sh->nent, ITCH_B_CHUNK), rest = sh->nent - n;      /* (the receiver's own word) */
+	uint32_t k = gp->post, n = itch_fit(gp, tid), rest = sh->nent - n;      /* (the receiver's own word) */
 	const struct itch_ghalf *cur = &gp->half[k & 1], *next = &gp->half[(k + 1) & 1];
 
 	/*
@@ -1105,11 +1189,17 @@ itch_post(struct itch_gpu *gp, uint32_t nrel, uint32_t quit, uint32_t tid)
 			__nanosleep(ns);
 	}
 	__syncthreads();
-	/* The messages past the chunk start the next batch, in the half batch k - 1 is done with. */
+	if (tid < ITCH_GPU_MAX_BLOCKS)
+		sh->fcnt[tid] = 0;
+	__syncthreads();
+	/* The messages past the chunk start the next batch, in the half batch k - 1 is done with (and its counts). */
 	for (uint32_t i = tid; i < rest; i += ITCH_THREADS) {
-		next->ent[i] = cur->ent[n + i];
+		struct itch_msg m = cur->ent[n + i];
+
+		next->ent[i] = m;
 		next->seq[i] = cur->seq[n + i];
 		next->tsc[i] = cur->tsc[n + i];
+		itch_count(m.locate);
 	}
 	if (tid == 0)
 		sh->nent = rest;
@@ -1187,15 +1277,17 @@ itch_receiver(const gnio_cuda_launch &l, struct itch_state *st, uint32_t tid)
 				itch_fill(gp, k);
 			__syncthreads();
 			/* (This window's messages: the batch may hold earlier windows', decoded already.) */
-			for (uint32_t e = sh->nent0 + tid; e < sh->nent; e += ITCH_THREADS)
+			for (uint32_t e = sh->nent0 + tid; e < sh->nent; e += ITCH_THREADS) {
 				itch_decode_at(gp, e);
+				itch_count(itch_filling(gp)->ent[e].locate);
+			}
 			/* Verdicts and packets written back are in host memory before the items are released. */
 			__threadfence_system();
 			__syncthreads();
 			if (tid == 0)
 				itch_mark(f, ITCH_RX_FILL);
 			/* A whole chunk: to the appliers (with the items of the rounds before), the rest kept. */
-			while (sh->nent >= ITCH_B_CHUNK) {
+			while (itch_full()) {
 				itch_post(gp, nrel, 0, tid);
 				nrel = 0;
 				if (tid == 0)
@@ -1279,6 +1371,8 @@ k_itch(gnio_cuda_launch l)
 		sh->ev_cons = 0;
 		sh->gen = 1;
 		sh->sruns = 0;
+		for (uint32_t s = 0; s < ITCH_GPU_MAX_BLOCKS; s++)
+			sh->fcnt[s] = 0;
 		sh->tk = clock64();
 		if (f->events != NULL)
 			sh->evr = *f->events;

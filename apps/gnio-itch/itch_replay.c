@@ -140,7 +140,7 @@ apply_batch(struct itch_pbook *pb, uint32_t ns, struct pending *p, struct out *o
 
 	if (tsc == NULL || itch_batch_cpu_init(cs, ns, pb) != 0)
 		fail("out of memory for the batch", NULL);
-	itch_batch_apply_cpu(cs, ns, p->m, p->seq, tsc, (uint32_t)p->n, ITCH_B_CHUNK, &rnd, on_event, out);
+	itch_batch_apply_cpu(cs, ns, p->m, p->seq, tsc, (uint32_t)p->n, ITCH_B_TOTAL, &rnd, on_event, out);
 	itch_batch_cpu_free(cs, ns);
 	free(tsc);
 }

@@ -8,7 +8,8 @@
  * them, each by several threads one after another in a shuffled order (an
  * order the results must not depend on). The feeds: a skewed one (one stock
  * with most messages, as a real feed's busiest), chunks of every size from 1
- * to ITCH_B_CHUNK; and one of every oddity: chains of replaces in a chunk, a
+ * to ITCH_B_TOTAL (cut where a shard would have more than ITCH_B_CHUNK:
+ * itch_batch_fit(), checked here too); and one of every oddity: chains of replaces in a chunk, a
  * replace to its own reference or to a live one, references of another stock,
  * reference 0, no shares, executions past an order's shares, repeated and
  * renamed stock directories, unknown and malformed messages; tables too small
@@ -252,7 +253,7 @@ run(const char *name, uint64_t seed, uint32_t n, int odd, uint32_t orders, uint3
 	itch_book_init_locates(&loc, (uint8_t *)pmem + itch_pb_bytes(orders, levels));
 	itch_pb_init(&pb, pmem, orders, levels, &loc);
 	for (uint32_t at = 0; at < n; chunks++) {
-		uint32_t k = chunk != 0 ? chunk : 1 + rnd(&g->r, rnd(&g->r, 4) == 0 ? 16 : ITCH_B_CHUNK);
+		uint32_t k = chunk != 0 ? chunk : 1 + rnd(&g->r, rnd(&g->r, 4) == 0 ? 16 : ITCH_B_TOTAL);
 
 		k = k < n - at ? k : n - at;
 		for (uint32_t i = at; i < at + k; i++) {
@@ -263,7 +264,7 @@ run(const char *name, uint64_t seed, uint32_t n, int odd, uint32_t orders, uint3
 				push(&ce, &ev);
 			}
 		}
-		itch_batch_apply_cpu(cs, shards, m + at, seq + at, tsc + at, k, ITCH_B_CHUNK, &rs, push, &pe);
+		itch_batch_apply_cpu(cs, shards, m + at, seq + at, tsc + at, k, ITCH_B_TOTAL, &rs, push, &pe);
 		at += k;
 		if (getenv("ITCH_BATCH_DEBUG") != NULL) {
 			/* Where the two first differ: the chunk, both books, its messages. */
@@ -349,21 +350,56 @@ run(const char *name, uint64_t seed, uint32_t n, int odd, uint32_t orders, uint3
 	itch_batch_cpu_free(cs, shards);
 }
 
+/*
+ * itch_batch_fit() on locates drawn with a skew: every shard's messages of
+ * the chunk at most ITCH_B_CHUNK, and the chunk as long as that allows (the
+ * next message would pass it, or ITCH_B_TOTAL, or all).
+ */
+static void
+fit_check(void)
+{
+	static struct itch_msg m[3 * ITCH_B_TOTAL];
+	struct rng r = { 99 };
+	uint32_t bad = 0, cut = 0;
+
+	for (uint32_t ns = 1; ns <= ITCH_B_MAX_SHARDS; ns = ns * 2 + 1) {
+		for (uint32_t round = 0; round < 20; round++) {
+			uint32_t n = 1 + rnd(&r, 3 * ITCH_B_TOTAL), hot = rnd(&r, 100), k, cnt[ITCH_B_MAX_SHARDS] = { 0 };
+
+			for (uint32_t i = 0; i < n; i++)
+				m[i].locate = (uint16_t)(rnd(&r, 100) < hot ? 7 : rnd(&r, 4000));
+			k = itch_batch_fit(m, n, ns);
+			for (uint32_t i = 0; i < k; i++)
+				cnt[m[i].locate % ns]++;
+			for (uint32_t s = 0; s < ns; s++)
+				bad += cnt[s] > (ns == 1 || k < ITCH_B_LIST_MIN ? ITCH_B_TOTAL : ITCH_B_CHUNK);
+			bad += k == 0 || k > n || k > ITCH_B_TOTAL || (ns == 1 && k > ITCH_B_CHUNK);
+			/* As long as it can be: all, or ITCH_B_TOTAL (one shard: ITCH_B_CHUNK), or the next one's shard full. */
+			bad += k < n && k != (ns == 1 ? ITCH_B_CHUNK : ITCH_B_TOTAL) && cnt[m[k].locate % ns] != ITCH_B_CHUNK;
+			cut += k < n && ns > 1 && k < ITCH_B_TOTAL;
+		}
+	}
+	CHECKM(bad == 0, "itch_batch_fit(): %u chunks too long or cut too soon", bad);
+	CHECKM(cut > 0, "itch_batch_fit(): no chunk cut by a full shard (the draw should make some)");
+	printf("itch_batch_fit(): %u chunks cut by a full shard, every shard within ITCH_B_CHUNK\n", cut);
+}
+
 int
 main(void)
 {
+	fit_check();
 	/* (Shards: the GPU's blocks, each applying the stocks of its own.) */
 	run("skewed, chunks of any size", 1, 300000, 0, 1u << 18, 1u << 14, 0, 1);
 	run("skewed, chunks of any size", 11, 300000, 0, 1u << 18, 1u << 14, 0, 5);
-	run("skewed, whole chunks", 2, 100000, 0, 1u << 18, 1u << 14, ITCH_B_CHUNK, 3);
+	run("skewed, whole chunks", 2, 100000, 0, 1u << 18, 1u << 14, ITCH_B_TOTAL, 3);
 	run("skewed, one message a chunk", 3, 20000, 0, 1u << 16, 1u << 12, 1, 2);
 	run("every oddity", 4, 300000, 1, 1u << 18, 1u << 14, 0, 1);
 	run("every oddity", 14, 300000, 1, 1u << 18, 1u << 14, 0, 16);
-	run("every oddity, whole chunks", 5, 100000, 1, 1u << 18, 1u << 14, ITCH_B_CHUNK, 4);
+	run("every oddity, whole chunks", 5, 100000, 1, 1u << 18, 1u << 14, ITCH_B_TOTAL, 4);
 	/* Small tables: adds refused at either capacity; indexes rebuilt often. */
 	run("orders table too small", 6, 100000, 1, 256, 1u << 14, 0, 3);
 	run("levels table too small", 7, 100000, 1, 1u << 16, 64, 0, 1);
 	run("levels table too small", 17, 100000, 1, 1u << 16, 64, 0, 6);
-	run("both small", 8, 60000, 0, 1024, 256, ITCH_B_CHUNK, 2);
+	run("both small", 8, 60000, 0, 1024, 256, ITCH_B_TOTAL, 2);
 	return gnio_test_finish("test_itch_batch");
 }
