@@ -303,8 +303,12 @@ itch_gpu_report(const struct itch_state *st)
 		itch_gpu_phases(gp, busiest, k);
 }
 
-/* The event channel's records. */
-#define EV_RING (1u << 16)
+/*
+ * The event channel's records: at 20 M messages/s and more the feed makes some 5 M events a
+ * second, and the channel holds about 50 ms of them while this lcore is kept from draining (at
+ * 1 << 16, 13 ms, an H200 run dropped 377: bench/results/h200-2026-12-02d run 2).
+ */
+#define EV_RING (1u << 18)
 
 /* Tick-to-event: RX to drained, ns, the first TTE_MAX events' (sorted at the end). */
 #define TTE_MAX (1u << 22)

@@ -145,6 +145,14 @@ def main():
     ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read() and
              json.load(open(out["book"])) == json.load(open(ref["book"])),
              "31 shards: the reference's events and book (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
+    # Three stocks: on the GPU path a chunk's shard fills before the chunk does, and each batch is
+    # cut where one would pass what a shard holds on chip (itch_fit()): the reference's files.
+    few = gen(d, "few", "--stocks", "3")
+    r, out = itch(d, "few", few["pcap"], "--backpressure")
+    print("\n".join(l for l in r.stdout.splitlines() if "chunks of" in l))
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(few["bbo"]).read() and
+             json.load(open(out["book"])) == json.load(open(few["book"])),
+             "3 stocks: the reference's events and book (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
     # (The GPU path also paced: small batches, chunks of a few packets and messages one at a time
     # mixed; held back, not dropped, where a full book's one-at-a-time path is slower than the pace.)
     paced = ["--rx-pps", "300" if os.environ.get("GNIO_ITCH_WRAP") else "20000", "--backpressure"]
