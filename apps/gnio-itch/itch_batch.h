@@ -407,7 +407,8 @@ itch_b_clear(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 GNIO_HD static inline int
 itch_b_same_order(const struct itch_bctx *c, uint32_t a, uint32_t b)
 {
-	return itch_b_ref(c, a) == itch_b_ref(c, b) && itch_b_msg(c, a >> 1)->locate == itch_b_msg(c, b >> 1)->locate;
+	return itch_b_ref(c, a) == itch_b_ref(c, b) &&
+		itch_b_msg(c, a >> 1)->locate == itch_b_msg(c, b >> 1)->locate;
 }
 
 /* Each message's ops into the order groups; the messages counted; names (phase ops). */
@@ -417,8 +418,7 @@ itch_b_ops(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bshm *s = c->s;
 	uint32_t cnt[5] = { 0, 0, 0, 0, 0 };
 
-	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
-		uint32_t j = jj;
+	for (uint32_t j = tid; j < 2 * s->nm; j += nt) {
 		const struct itch_msg *d = itch_b_msg(c, j >> 1);
 
 		if (itch_b_other(c, j >> 1))
@@ -459,9 +459,8 @@ itch_b_rep_key(const struct itch_bctx *c, uint32_t j)
 GNIO_HD static inline void
 itch_b_reps(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
-	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt) {
-		c->g->key[jj] = itch_b_rep_key(c, jj);
-	}
+	for (uint32_t j = tid; j < 2 * c->s->nm; j += nt)
+		c->g->key[j] = itch_b_rep_key(c, j);
 }
 
 /*
@@ -473,10 +472,9 @@ itch_b_pack(struct itch_bctx *c)
 {
 	uint32_t k = 0;
 
-	for (uint32_t jj = 0; jj < 2 * c->s->nm; jj++) {
-		if (c->g->key[jj] != ~0u)
-			c->s->keys[k++] = c->g->key[jj];
-	}
+	for (uint32_t j = 0; j < 2 * c->s->nm; j++)
+		if (c->g->key[j] != ~0u)
+			c->s->keys[k++] = c->g->key[j];
 	c->s->nkeys = k;
 }
 
@@ -608,8 +606,8 @@ itch_b_lclear(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
 	for (uint32_t i = tid; i < ITCH_B_HASH; i += nt)
 		c->s->u.hash[i] = ITCH_B_NONE;
-	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt)
-		c->g->s_nlev[jj] = 0;
+	for (uint32_t e = tid; e < 2 * c->s->nm; e += nt)
+		c->g->s_nlev[e] = 0;
 }
 
 GNIO_HD static inline int
@@ -644,8 +642,8 @@ itch_b_lgroup(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bshm *s = c->s;
 	struct itch_bscr *g = c->g;
 
-	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
-		uint32_t e = jj, x, loc, ls;
+	for (uint32_t e = tid; e < 2 * s->nm; e += nt) {
+		uint32_t x, loc, ls;
 
 		if (itch_b_other(c, e >> 1) || (x = s->e_info[e]) == 0)
 			continue;
@@ -681,9 +679,8 @@ itch_b_lmake_one(struct itch_bctx *c, uint32_t e)
 GNIO_HD static inline void
 itch_b_lmake(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
-	for (uint32_t jj = tid; jj < 2 * c->s->nm; jj += nt) {
-		c->g->key[jj] = itch_b_lmake_one(c, jj);
-	}
+	for (uint32_t e = tid; e < 2 * c->s->nm; e += nt)
+		c->g->key[e] = itch_b_lmake_one(c, e);
 }
 
 /*
@@ -698,8 +695,8 @@ itch_b_lplace(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 	struct itch_bshm *s = c->s;
 	struct itch_bscr *g = c->g;
 
-	for (uint32_t jj = tid; jj < 2 * s->nm; jj += nt) {
-		uint32_t e = jj, sr, lid, p;
+	for (uint32_t e = tid; e < 2 * s->nm; e += nt) {
+		uint32_t sr, lid, p;
 
 		if (itch_b_other(c, e >> 1) || s->e_info[e] == 0 || g->l_rep[e] != e)
 			continue;
@@ -1047,7 +1044,8 @@ itch_b_wb2(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 
 		if (g->g_pre[r] != ITCH_NONE || !g->g_live[r])
 			continue;
-		itch_pb_order_insert(b, itch_b_ref(c, r), itch_b_msg(c, r >> 1)->locate, g->g_side[r], g->g_sh[r], g->g_px[r]);
+		itch_pb_order_insert(b, itch_b_ref(c, r), itch_b_msg(c, r >> 1)->locate, g->g_side[r], g->g_sh[r],
+				g->g_px[r]);
 		dord++;
 	}
 	for (uint32_t q = tid; q < s->nsides; q += nt) {
@@ -1207,10 +1205,10 @@ itch_b_events_wb1(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 /*
  * Apply a chunk on the CPU as the GPU's blocks do, one context a shard
  * (@p cs[0 .. @p ns - 1]: the same messages, n no more than itch_batch_fit()
- * and itch_batch_next() allow; shard k applies the locates k mod ns): each phase run for every
- * shard in turn, by ITCH_B_CPU_THREADS threads one after another in an order
- * drawn from *@p rnd. Each message i's event, if any, is cs[0].ev[i]
- * (cs[0].evf[i] 1).
+ * and itch_batch_next() allow; shard k applies the locates k mod ns): each
+ * phase run for every shard in turn, by ITCH_B_CPU_THREADS threads one after
+ * another in an order drawn from *@p rnd. Each message i's event, if any, is
+ * cs[0].ev[i] (cs[0].evf[i] 1).
  */
 static inline void
 itch_batch_cpu(struct itch_bctx *cs, uint32_t ns, uint64_t *rnd)
@@ -1305,7 +1303,8 @@ itch_batch_apply_cpu(struct itch_bctx *cs, uint32_t ns, const struct itch_msg *m
 		void (*out)(void *, const struct itch_event *), void *arg)
 {
 	for (uint32_t at = 0; at < n;) {
-		uint32_t k = itch_batch_next(cs[0].b, m + at, itch_batch_fit(m + at, n - at < chunk ? n - at : chunk, ns));
+		uint32_t k = itch_batch_next(cs[0].b, m + at,
+				itch_batch_fit(m + at, n - at < chunk ? n - at : chunk, ns));
 
 		if (k == 0) {
 			struct itch_event ev;
