@@ -61,8 +61,12 @@ int gnio_mem_pool_free(struct gnio_mem_pool *p);
 /**
  * Can a port DMA into GPU memory? Only PCI devices whose PMD gnio knows to do
  * GPUDirect RDMA (mlx5) can; virtual PMDs cannot (DPDK's vdev bus even reports
- * success for rte_dev_dma_map on them, so gnio does not ask it).
- * @param why filled with the reason when the answer is no.
+ * success for rte_dev_dma_map on them, so gnio does not ask it). One virtual
+ * port is let through: net_null without copy=1, which never reads or writes a
+ * packet's bytes (its RX takes mbufs from the pool, its TX frees them), so that
+ * the CPU's share of a GPUDirect data path can be measured without such a NIC.
+ * @param why filled with the reason when the answer is no; with a note when the
+ *   port is that stand-in; else empty.
  * @return 0 when it can, -ENOTSUP when it cannot, -ENODEV for an invalid port.
  */
 int gnio_mem_port_dma_check(uint16_t port, char *why, size_t why_len);

@@ -10,6 +10,7 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_gpudev.h>
+#include <rte_kvargs.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_pool_ops.h>
@@ -44,6 +45,40 @@ struct gnio_mem_pool {
 /* PMDs known to DMA into GPU memory through GPUDirect RDMA. */
 static const char *const mem_gpudirect_pmds[] = { "mlx5_pci", NULL };
 
+static int
+mem_kv_copy(const char *key, const char *value, void *opaque)
+{
+	RTE_SET_USED(key);
+	*(bool *)opaque = value == NULL || strtoul(value, NULL, 0) != 0;
+	return 0;
+}
+
+/*
+ * net_null without copy=1 never reads or writes a packet's bytes: it takes mbufs
+ * from the pool on RX and frees them on TX. Over GPU memory it is what the CPU
+ * sees of a GPUDirect NIC (descriptors, never data): the benchmarks' stand-in
+ * for mlx5, so that the GPU reads packets where such a NIC puts them.
+ */
+static bool
+mem_port_touches_nothing(const struct rte_eth_dev_info *info)
+{
+	const struct rte_devargs *da;
+	struct rte_kvargs *kv;
+	bool copy = false;
+
+	if (info->device == NULL || strcmp(info->driver_name, "net_null") != 0)
+		return false;
+	da = rte_dev_devargs(info->device);
+	if (da == NULL || da->args == NULL || da->args[0] == '\0')
+		return true;
+	kv = rte_kvargs_parse(da->args, NULL);
+	if (kv == NULL)
+		return false;
+	rte_kvargs_process(kv, "copy", mem_kv_copy, &copy);
+	rte_kvargs_free(kv);
+	return !copy;
+}
+
 int
 gnio_mem_port_dma_check(uint16_t port, char *why, size_t why_len)
 {
@@ -55,14 +90,22 @@ gnio_mem_port_dma_check(uint16_t port, char *why, size_t why_len)
 		return -ENODEV;
 	}
 	bus = info.device != NULL ? rte_bus_name(rte_dev_bus(info.device)) : "?";
+	if (mem_port_touches_nothing(&info)) {
+		snprintf(why, why_len, "net_null (copy=0) never touches packet bytes: it stands in "
+				"for a GPUDirect NIC");
+		return 0;
+	}
 	if (strcmp(bus, "pci") != 0) {
-		snprintf(why, why_len, "%s is a virtual PMD (%s bus): it cannot DMA into device memory",
-				info.driver_name, bus);
+		snprintf(why, why_len, "%s is a virtual PMD (%s bus): it cannot DMA into device memory%s",
+				info.driver_name, bus, strcmp(info.driver_name, "net_null") == 0 ?
+				" (net_null touches no packet bytes only without copy=1)" : "");
 		return -ENOTSUP;
 	}
 	for (int i = 0; mem_gpudirect_pmds[i] != NULL; i++)
-		if (strcmp(info.driver_name, mem_gpudirect_pmds[i]) == 0)
+		if (strcmp(info.driver_name, mem_gpudirect_pmds[i]) == 0) {
+			snprintf(why, why_len, "%s", "");
 			return 0;
+		}
 	snprintf(why, why_len, "PMD %s has no GPUDirect RDMA support known to gnio",
 			info.driver_name);
 	return -ENOTSUP;
@@ -127,12 +170,16 @@ mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 	struct rte_gpu_info info;
 	size_t elt = RTE_ALIGN_CEIL(conf->data_room, RTE_CACHE_LINE_SIZE);
 	char why[160];
+	bool map[RTE_MAX_ETHPORTS];
 
+	if (conf->nb_ports > RTE_MAX_ETHPORTS)
+		return -EINVAL;
 	for (uint16_t i = 0; i < conf->nb_ports; i++) {
 		if (gnio_mem_port_dma_check(conf->ports[i], why, sizeof(why)) != 0) {
 			MEM_LOG(ERR, "--mem=gpu: port %u: %s", conf->ports[i], why);
 			return -ENOTSUP;
 		}
+		map[i] = why[0] == '\0';    /* the stand-in (a note in why) DMAs nothing */
 	}
 	if (rte_gpu_info_get(conf->gpu_id, &info) < 0)
 		return -ENODEV;
@@ -151,6 +198,8 @@ mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 	for (uint16_t i = 0; i < conf->nb_ports; i++) {
 		struct rte_eth_dev_info di;
 
+		if (!map[i])
+			continue;
 		if (rte_eth_dev_info_get(conf->ports[i], &di) != 0 ||
 				rte_dev_dma_map(di.device, p->gpu_mem, RTE_BAD_IOVA, p->gpu_len) != 0) {
 			MEM_LOG(ERR, "rte_dev_dma_map of GPU memory for port %u: %s",

@@ -388,10 +388,16 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 		PL_FAILV(EINVAL, "consumer %s cannot read host memory (not registered with the GPU): "
 				"mem.mode must be pinned or gpu (--mem=pinned)", pc->consumer);
 	/* A port that cannot do what the memory mode needs is refused before anything is made. */
-	for (uint16_t i = 0; pc->mem == GNIO_MEM_GPU && i < pc->nb_ports; i++)
+	for (uint16_t i = 0; pc->mem == GNIO_MEM_GPU && i < pc->nb_ports; i++) {
 		if (gnio_mem_port_dma_check(pc->ports[i], why, sizeof(why)) != 0)
 			PL_FAILV(ENOTSUP, "mem.mode (--mem=gpu): port %u (%s): %s; use pinned (--mem=pinned)", pc->ports[i],
 					pl_port_name(pc->ports[i]), why);
+		/* Memory of a CUDA GPU is not the CPU's to read: only the host device's is. */
+		if ((!ops->gpu || ops->copies) && pl_gpu_is_cuda(pc->port_gpu[pc->ports[i]]))
+			PL_FAILV(ENOTSUP, "mem.mode (--mem=gpu): consumer %s reads packets on the CPU, and "
+					"port %u's packets would be in CUDA GPU memory; use pinned (--mem=pinned)",
+					pc->consumer, pc->ports[i]);
+	}
 	return 0;
 }
 
@@ -446,9 +452,12 @@ pl_datapath(struct gnio_pipeline *p, uint16_t i, const struct gnio_topo *topo)
 	switch (c->mem) {
 	case GNIO_MEM_GPU:
 		dp->gpudirect = true;
+		/* The stand-in for a GPUDirect NIC (net_null, copy=0) says so. */
+		gnio_mem_port_dma_check(port, dp->reason, sizeof(dp->reason));
 		break;
 	case GNIO_MEM_PINNED:
-		if (gnio_mem_port_dma_check(port, dp->reason, sizeof(dp->reason)) == 0)
+		if (gnio_mem_port_dma_check(port, dp->reason, sizeof(dp->reason)) == 0 &&
+				dp->reason[0] == '\0')
 			snprintf(dp->reason, sizeof(dp->reason), "--mem=gpu would use gpudirect");
 		break;
 	case GNIO_MEM_HOST:

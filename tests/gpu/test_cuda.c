@@ -4,7 +4,10 @@
  *  - the gnio_cuda gpudev driver: info, allocation (GPU page aligned), free,
  *    host registration, and the documented errors for bad arguments;
  *  - --mem=gpu: device memory allocated, registered with rte_extmem_register
- *    and made into an mbuf pool, and refused for a virtual port;
+ *    and made into an mbuf pool, refused for a virtual port that writes
+ *    packets; macswap by the persistent kernel on packets in GPU memory
+ *    (net_null, copy=0, the stand-in for a GPUDirect NIC), conserved, and the
+ *    consumers that read packets on the CPU refused over it;
  *  - every engine on each CUDA consumer (persistent, per-burst, graph, staged)
  *    with pinned memory on net_ring ports: output bytes and drop reasons
  *    identical to the host consumer's on the same input (crafted and random
@@ -239,12 +242,75 @@ test_gpu_mem(void)
 	CHECK((uint8_t *)m->buf_addr >= base && (uint8_t *)m->buf_addr < base + len);
 	rte_pktmbuf_free(m);
 	CHECK(gnio_mem_pool_free(p) == 0);
-	/* A virtual port cannot DMA into device memory: refused with a reason. */
-	REQUIRE(rte_eth_dev_get_port_by_name("net_null0", &port) == 0);
-	CHECK(gnio_mem_port_dma_check(port, why, sizeof(why)) == -ENOTSUP);
+	/* A virtual port that writes packets cannot DMA into device memory: refused with a reason. */
+	REQUIRE(rte_eth_dev_get_port_by_name("net_null1", &port) == 0);
+	CHECK(gnio_mem_port_dma_check(port, why, sizeof(why)) == -ENOTSUP && strstr(why, "copy=1") != NULL);
 	mc.ports = &port;
 	mc.nb_ports = 1;
 	CHECK(gnio_mem_pool_create(&mc) == NULL && rte_errno == ENOTSUP);
+	/* net_null without copy=1 touches no packet bytes: the stand-in for a GPUDirect NIC. */
+	REQUIRE(rte_eth_dev_get_port_by_name("net_null0", &port) == 0);
+	CHECK(gnio_mem_port_dma_check(port, why, sizeof(why)) == 0 && strstr(why, "stands in") != NULL);
+}
+
+/*
+ * macswap on net_null ports whose packets are in GPU memory (--mem=gpu): the
+ * persistent kernel reads and writes them there, the CPU never touches them
+ * (it would fault); every packet out, conserved, the pool full again. A
+ * consumer that reads packets on the CPU is refused over CUDA memory.
+ */
+static void
+test_gpu_mem_pipeline(void)
+{
+	static const char *const cpu_consumers[] = { "host", "cuda-staged" };
+	const uint64_t n = 2000000;
+	uint16_t ports[2];
+	struct gnio_conf c;
+	struct gnio_pipeline *pl;
+	struct gnio_check chk;
+	char err[256];
+
+	REQUIRE(rte_eth_dev_get_port_by_name("net_null0", &ports[0]) == 0);
+	REQUIRE(rte_eth_dev_get_port_by_name("net_null2", &ports[1]) == 0);
+	gnio_conf_defaults(&c);
+	c.ports.nb = 2;
+	c.ports.ids = ports;
+	c.mem.mode = GNIO_MEM_GPU;
+	c.gpu.name = "gnio_cuda0";
+	c.consumer.handler = "macswap";
+	c.rx.max_packets = n;
+	c.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
+	for (size_t k = 0; k < RTE_DIM(cpu_consumers); k++) {
+		c.consumer.name = cpu_consumers[k];
+		pl = gnio_pipeline_create(&c, err, sizeof(err));
+		CHECK(pl == NULL && strstr(err, "reads packets on the CPU") != NULL);
+		if (pl != NULL)
+			gnio_pipeline_destroy(pl);
+	}
+	c.consumer.name = "cuda";
+	pl = gnio_pipeline_create(&c, err, sizeof(err));
+	if (pl == NULL) {
+		fprintf(stderr, "FAIL: macswap on GPU memory: %s\n", err);
+		gnio_test_failures++;
+		return;
+	}
+	REQUIRE(gnio_pipeline_start(pl) == 0);
+	for (int spin = 0; spin < 2000; spin++) {
+		struct gnio_stats st;
+
+		gnio_pipeline_stats(pl, &st, NULL, 0);
+		if (st.total.rx == n && st.total.tx + st.dropped == n)
+			break;
+		CHECK(gnio_pipeline_poll(pl) >= 0);
+		rte_delay_ms(5);
+	}
+	CHECK(gnio_pipeline_stop(pl) == 0);
+	gnio_pipeline_check(pl, &chk);
+	CHECK(chk.conserved && chk.pools_full && chk.total.rx == n && chk.total.tx == n);
+	printf("  macswap on packets in GPU memory (net_null, copy=0): %" PRIu64 " received, %"
+			PRIu64 " sent, conserved %d, pools full %d\n", chk.total.rx, chk.total.tx,
+			chk.conserved, chk.pools_full);
+	gnio_pipeline_destroy(pl);
 }
 
 struct result {
@@ -505,11 +571,12 @@ test_engines(void)
 int
 main(int argc, char **argv)
 {
-	static const char *const extra[] = { "--vdev", "gnio_cuda", "--vdev", "net_null0" };
+	static const char *const extra[] = { "--vdev", "gnio_cuda", "--vdev", "net_null0",
+			"--vdev", "net_null1,copy=1", "--vdev", "net_null2" };
 	struct rte_gpu_info info;
 	int16_t id;
 
-	gnio_test_eal_init(argv[0], "0-1", 4, extra);
+	gnio_test_eal_init(argv[0], "0-1", RTE_DIM(extra), extra);
 	RTE_GPU_FOREACH(id) {
 		if (rte_gpu_info_get(id, &info) == 0 && strcmp(info.name, "gnio_cuda0") == 0)
 			gpu = id;
@@ -530,6 +597,7 @@ main(int argc, char **argv)
 	make_corpus();
 	test_gpudev();
 	test_gpu_mem();
+	test_gpu_mem_pipeline();
 	{
 		struct gnio_mem_conf mc = {
 			.name = "t_src", .mode = GNIO_MEM_PINNED, .gpu_id = gpu, .nb_mbufs = 8191,

@@ -58,26 +58,35 @@ def main():
         made = gb.plots(pts + [dict(p, size=1500, section="size") for p in pts], d)
         ck.check(os.path.join(d, "throughput.png") in made, "throughput.png of two sizes not drawn: %r" % made)
     # --repeat 3: from 4 lcores on, dpdk-testpmd then gnio, three times, each with its round.
+    # --lcores-mems pinned,gpu: both memories in every round, after the round's dpdk-testpmd.
     class Args:
-        sections, item_pkts, repeat = ["lcores"], 0, 3
-    order = [(p.get("program", "gnio-testpmd"), p["rx_lcores"], p.get("round")) for p in gb.full_points(Args)]
-    want = [("gnio-testpmd", 1, 1), ("gnio-testpmd", 2, 1)] + [
-        (prog, n, r) for n in (4, 8, 15) for r in (1, 2, 3) for prog in ("dpdk-testpmd", "gnio-testpmd")]
+        sections, item_pkts, repeat, lcores_mems = ["lcores"], 0, 3, ["pinned", "gpu"]
+    order = [(p.get("program", "gnio-testpmd"), p["rx_lcores"], p.get("round"), p.get("mem"))
+             for p in gb.full_points(Args)]
+    gn2 = [("gnio-testpmd", "pinned"), ("gnio-testpmd", "gpu")]
+    want = [("gnio-testpmd", n, 1, m) for n in (1, 2) for _, m in gn2] + [
+        (prog, n, r, m) for n in (4, 8, 15) for r in (1, 2, 3)
+        for prog, m in [("dpdk-testpmd", "pinned")] + gn2]
     ck.check(order == want, "--repeat 3 order: %r" % order)
-    # Each round against its own dpdk-testpmd run; a round with drops does not count.
+    # Each round against its own dpdk-testpmd run, each memory apart; a round with drops does not count.
     rep = []
-    for rnd, (tp, gn) in enumerate(((200.0, 180.0), (300.0, 210.0), (250.0, 200.0), (100.0, 99.0)), 1):
-        rep.append(dict(section="lcores", program="dpdk-testpmd", rx_lcores=4, round=rnd, processed_mpps=tp))
-        rep.append(dict(section="lcores", program="gnio-testpmd", rx_lcores=4, round=rnd, processed_mpps=gn,
-                        drops={"ring_full": 1} if rnd == 4 else {}))
+    for rnd, (tp, gn, gg) in enumerate(((200.0, 180.0, 190.0), (300.0, 210.0, 270.0), (250.0, 200.0, 225.0),
+                                        (100.0, 99.0, 99.0)), 1):
+        rep.append(dict(section="lcores", program="dpdk-testpmd", rx_lcores=4, round=rnd, processed_mpps=tp,
+                        mem="-"))
+        for mem, v in (("pinned", gn), ("gpu", gg)):
+            rep.append(dict(section="lcores", program="gnio-testpmd", rx_lcores=4, round=rnd, processed_mpps=v,
+                            mem=mem, drops={"ring_full": 1} if rnd == 4 else {}))
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         gb.ratio_summary(rep)
-    line = buf.getvalue().strip()
-    ck.check(line == "lcores  4: gnio / dpdk-testpmd by round 0.900 0.700 0.800; median 0.800; "
-             "best 210.00 / best 300.00 = 0.700", "ratio summary: %r" % line)
+    lines = buf.getvalue().strip().splitlines()
+    ck.check(lines == ["lcores  4, mem gpu: gnio / dpdk-testpmd by round 0.950 0.900 0.900; median 0.900; "
+                       "best 270.00 / best 300.00 = 0.900",
+                       "lcores  4, mem pinned: gnio / dpdk-testpmd by round 0.900 0.700 0.800; median 0.800; "
+                       "best 210.00 / best 300.00 = 0.700"], "ratio summary: %r" % lines)
     with tempfile.TemporaryDirectory() as d:
-        made = gb.plots([dict(p, consumer="cuda", mem="pinned", size=64, burst=32, copy=0, mode="macswap",
+        made = gb.plots([dict(p, consumer="cuda", size=64, burst=32, copy=0, mode="macswap",
                               gbps_nominal=True) for p in rep], d)
         ck.check(os.path.join(d, "lcores.png") in made, "lcores.png of repeated rounds not drawn: %r" % made)
     return ck.finish()

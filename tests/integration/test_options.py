@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Every bad option value exits 2 with one line (nothing else on stderr) naming the
-option and the reason; --mem=gpu on a virtual port is refused cleanly, suggesting
---mem=pinned; an unwritable --json is refused before forwarding; an EAL device that
+option and the reason; --mem=gpu on a virtual port that copies packets (net_null copy=1)
+is refused cleanly, suggesting --mem=pinned; an unwritable --json is refused before forwarding; an EAL device that
 did not become a port is named with the EAL's reason."""
 import os
 import subprocess
@@ -50,7 +50,6 @@ BAD = [
     (["--bogus"], "--bogus"),
     (["--burst"], "--burst"),
     (["stray"], "stray"),
-    (["--mem=gpu"], "--mem=pinned"),
     (["--consumer=host", "--forward-mode=txonly", "--txpkts=3000"], "--txpkts"),
     (["--completion=sometimes"], "--completion"),
     (["--completion=lcore"], "--completion=lcore"),
@@ -78,13 +77,19 @@ BAD = [
     (["--inline-bytes=128", "--mem=gpu"], "--mem=pinned"),
     (["--inline-bytes=128", "--forward-mode=txonly", "--txpkts=200"], "--inline-bytes=128"),
 ]
+# On ports that copy packets (net_null copy=1 writes each one): GPU memory is refused.
+BAD_COPY = [
+    (["--mem=gpu"], "--mem=pinned"),
+    (["--mem=gpu", "--forward-mode=macswap"], "copy=1"),
+]
 
 
 def main():
     ck = Checker("options")
     base = [TESTPMD, "-l", "0-1"] + eal_mem() + ["--vdev=net_null0", "--vdev=net_null1", "--"]
-    for args, needle in BAD:
-        r = subprocess.run(base + args + ["--duration=1"], capture_output=True, text=True, timeout=60)
+    copy = [TESTPMD, "-l", "0-1"] + eal_mem() + ["--vdev=net_null0,copy=1", "--vdev=net_null1,copy=1", "--"]
+    for args, needle in [(base + a, n) for a, n in BAD] + [(copy + a, n) for a, n in BAD_COPY]:
+        r = subprocess.run(args + ["--duration=1"], capture_output=True, text=True, timeout=60)
         lines = r.stderr.splitlines()
         ck.check(r.returncode == 2, "%s: exit %d, expected 2 (stderr: %s)" % (args, r.returncode, r.stderr.strip()))
         ck.check(len(lines) == 1 and lines[0].startswith("gnio-testpmd: ") and needle in lines[0],

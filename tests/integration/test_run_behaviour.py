@@ -4,7 +4,8 @@ conservation law exactly; overload (a slow consumer) drops and counts as
 ring_full, or with --overload=backpressure stops polling and drops nothing;
 --flush-us bounds latency at low load; a port on another NUMA node is named
 in a warning; RSS queues and several RX lcores; --rx-pps pacing (per packet, at
-any rate); completion placement; --prefill with the csum engine (and a warning when
+any rate); completion placement; --mem=gpu on net_null (the stand-in for a
+GPUDirect NIC); --prefill with the csum engine (and a warning when
 the port delivers shorter packets); the drain bound at stop (--drain-ms: what is
 abandoned is drain_timeout, not consumer_error, and the exit is 0); txonly counts
 what it generates as generated; SIGINT/SIGTERM during start-up (also with SIGINT
@@ -150,6 +151,17 @@ ck.check(s["total"]["drops"]["malformed"] == 100000, "prefill 1500 on 1400 B pac
 ck.check("warning: --prefill=1500, but port" in r.stdout and "packets of 1400 bytes" in r.stdout,
          "prefill longer than the port's packets: warned\n" + r.stdout)
 conserved(s, "prefill-short")
+
+# --mem=gpu on net_null without copy=1: the stand-in for a GPUDirect NIC (the pool's data in the
+# GPU device's memory, here the host device's, so the host consumer can read it; nothing DMA-mapped,
+# nothing left mapped at stop). Said on the data path line; conserved, the pool full again.
+r = run_testpmd(NULLS, ["--forward-mode=macswap", "--mem=gpu", "--max-packets=300000", "--json=" + js("gpumem")])
+s = load_json(js("gpumem"))
+ck.check(s["total"]["rx"] == 300000 and s["total"]["tx"] == 300000, "mem=gpu on net_null: %s" % s["total"])
+ck.check(r.stdout.count("gpudirect, packet data in GPU memory, net_null (copy=0) never touches packet bytes") == 2,
+         "mem=gpu on net_null: data path named for both ports\n" + r.stdout)
+ck.check("Invalid port" not in r.stdout + r.stderr, "mem=gpu on net_null: no port asked after it closed\n" + r.stderr)
+conserved(s, "mem=gpu on net_null")
 
 # txonly: what it makes is generated, not received.
 r = run_testpmd(NULLS, ["--forward-mode=txonly", "--max-packets=5000", "--json=" + js("txonly")])

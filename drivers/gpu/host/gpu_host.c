@@ -311,14 +311,19 @@ struct ghost_pg {
 	size_t page_sz;
 };
 
+/*
+ * The smallest page of the device's node: the EAL keeps a list for each
+ * hugepage size the kernel offers (1 GiB ones too where none are reserved),
+ * and rte_malloc serves from any of them.
+ */
 static int
 ghost_pg_walk(const struct rte_memseg_list *msl, void *arg)
 {
 	struct ghost_pg *pg = arg;
 
-	if (pg->page_sz == 0 || msl->socket_id == pg->socket)
+	if (msl->socket_id == pg->socket && (pg->page_sz == 0 || msl->page_sz < pg->page_sz))
 		pg->page_sz = msl->page_sz;
-	return msl->socket_id == pg->socket;
+	return 0;
 }
 
 /* Page size of the memory this device allocates from (hugepage or 4 KiB). */
