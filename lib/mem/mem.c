@@ -163,16 +163,113 @@ mem_register_chunk(struct rte_mempool *mp, void *opaque, struct rte_mempool_memh
 	p->chunk[p->nb_chunks++] = memhdr->addr;
 }
 
+static const char *mem_pool_ops(void);
+
+/* Where the next mbuf's data goes: consecutive elements of the GPU memory. */
+struct mem_ext_ctx {
+	uint8_t *base;
+	size_t elt;
+	size_t next;
+};
+
+/*
+ * The last reference to a pinned buffer's data went (a clone detached after its
+ * mbuf was freed): the mbuf goes back to its pool as mbufs freed directly do.
+ */
+static void
+mem_ext_free_cb(void *addr, void *opaque)
+{
+	struct rte_mbuf *m = opaque;
+
+	RTE_SET_USED(addr);
+	rte_mbuf_ext_refcnt_set(m->shinfo, 1);
+	m->ol_flags = RTE_MBUF_F_EXTERNAL;
+	m->next = NULL;
+	m->nb_segs = 1;
+	rte_mbuf_raw_free(m);
+}
+
+/*
+ * One mbuf of a pool of pinned external buffers (RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF):
+ * its data for good in the next element of GPU memory, its shared info (the
+ * data's reference count) right after it in the pool's element.
+ */
+static void
+mem_ext_init(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
+{
+	struct mem_ext_ctx *x = arg;
+	struct rte_mbuf *m = obj;
+	struct rte_mbuf_ext_shared_info *shinfo = (void *)(m + 1);
+
+	RTE_SET_USED(idx);
+	memset(m, 0, sizeof(*m));
+	m->buf_addr = x->base + x->next;
+	rte_mbuf_iova_set(m, RTE_BAD_IOVA);
+	m->buf_len = (uint16_t)x->elt;
+	m->data_off = RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, m->buf_len);
+	x->next += x->elt;
+	m->pool = mp;
+	m->nb_segs = 1;
+	m->port = RTE_MBUF_PORT_INVALID;
+	m->ol_flags = RTE_MBUF_F_EXTERNAL;
+	rte_mbuf_refcnt_set(m, 1);
+	m->shinfo = shinfo;
+	shinfo->free_cb = mem_ext_free_cb;
+	shinfo->fcb_opaque = m;
+	rte_mbuf_ext_refcnt_set(shinfo, 1);
+}
+
+/*
+ * The pool of a gpu-mode port: mbufs whose data is pinned in GPU memory, as
+ * rte_pktmbuf_pool_create_extbuf() makes them, but with gnio's mempool ops:
+ * DPDK's FIFO ring would send every mbuf round the whole pool between an RX
+ * lcore's cache flushes and refills, and cold mbufs cost the RX lcores a third
+ * of their cycles (docs/PERFORMANCE.md, issue 17).
+ */
+static struct rte_mempool *
+mem_ext_pool(const struct gnio_mem_pool *p, const struct gnio_mem_conf *conf, size_t elt)
+{
+	struct rte_pktmbuf_pool_private priv = {
+		.mbuf_data_room_size = (uint16_t)elt,
+		.mbuf_priv_size = 0,
+		.flags = RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF,
+	};
+	struct mem_ext_ctx x = { .base = p->gpu_mem, .elt = elt, .next = 0 };
+	const char *ops = mem_pool_ops();
+	struct rte_mempool *mp;
+
+	mp = rte_mempool_create_empty(conf->name, conf->nb_mbufs, sizeof(struct rte_mbuf) +
+			sizeof(struct rte_mbuf_ext_shared_info), conf->cache, sizeof(priv),
+			conf->socket, 0);
+	if (mp == NULL && conf->socket != SOCKET_ID_ANY)
+		mp = rte_mempool_create_empty(conf->name, conf->nb_mbufs, sizeof(struct rte_mbuf) +
+				sizeof(struct rte_mbuf_ext_shared_info), conf->cache, sizeof(priv),
+				SOCKET_ID_ANY, 0);
+	if (mp == NULL)
+		return NULL;
+	if (rte_mempool_set_ops_byname(mp, ops != NULL ? ops : rte_mbuf_best_mempool_ops(),
+			NULL) != 0)
+		goto fail;
+	rte_pktmbuf_pool_init(mp, &priv);
+	if (rte_mempool_populate_default(mp) != (int)conf->nb_mbufs)
+		goto fail;
+	rte_mempool_obj_iter(mp, mem_ext_init, &x);
+	return mp;
+fail:
+	rte_mempool_free(mp);
+	rte_errno = rte_errno != 0 ? rte_errno : ENOMEM;
+	return NULL;
+}
+
 static int
 mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 {
-	struct rte_pktmbuf_extmem ext;
 	struct rte_gpu_info info;
 	size_t elt = RTE_ALIGN_CEIL(conf->data_room, RTE_CACHE_LINE_SIZE);
 	char why[160];
 	bool map[RTE_MAX_ETHPORTS];
 
-	if (conf->nb_ports > RTE_MAX_ETHPORTS)
+	if (conf->nb_ports > RTE_MAX_ETHPORTS || elt > UINT16_MAX)
 		return -EINVAL;
 	for (uint16_t i = 0; i < conf->nb_ports; i++) {
 		if (gnio_mem_port_dma_check(conf->ports[i], why, sizeof(why)) != 0) {
@@ -208,16 +305,9 @@ mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 		}
 		p->mapped_ports[p->nb_mapped++] = conf->ports[i];
 	}
-	ext = (struct rte_pktmbuf_extmem){
-		.buf_ptr = p->gpu_mem,
-		.buf_iova = RTE_BAD_IOVA,
-		.buf_len = p->gpu_len,
-		.elt_size = (uint16_t)elt,
-	};
-	p->mp = rte_pktmbuf_pool_create_extbuf(conf->name, conf->nb_mbufs, conf->cache, 0,
-			(uint16_t)elt, conf->socket, &ext, 1);
+	p->mp = mem_ext_pool(p, conf, elt);
 	if (p->mp == NULL) {
-		MEM_LOG(ERR, "rte_pktmbuf_pool_create_extbuf: %s", rte_strerror(rte_errno));
+		MEM_LOG(ERR, "mbuf pool %s over GPU memory: %s", conf->name, rte_strerror(rte_errno));
 		return -rte_errno;
 	}
 	return 0;
