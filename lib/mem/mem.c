@@ -13,6 +13,7 @@
 #include <rte_kvargs.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mbuf_pool_ops.h>
 #include <rte_memory.h>
 
@@ -170,6 +171,7 @@ struct mem_ext_ctx {
 	uint8_t *base;
 	size_t elt;
 	size_t next;
+	int shinfo_off;     /* the shared info in the mbuf's dynamic fields; -1: after it */
 };
 
 /*
@@ -192,14 +194,17 @@ mem_ext_free_cb(void *addr, void *opaque)
 /*
  * One mbuf of a pool of pinned external buffers (RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF):
  * its data for good in the next element of GPU memory, its shared info (the
- * data's reference count) right after it in the pool's element.
+ * data's reference count, read by every free) in its own second cache line,
+ * which a free reads anyway (m->next), else right after it in the element.
  */
 static void
 mem_ext_init(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
 {
 	struct mem_ext_ctx *x = arg;
 	struct rte_mbuf *m = obj;
-	struct rte_mbuf_ext_shared_info *shinfo = (void *)(m + 1);
+	struct rte_mbuf_ext_shared_info *shinfo = x->shinfo_off >= 0 ?
+		RTE_MBUF_DYNFIELD(m, x->shinfo_off, struct rte_mbuf_ext_shared_info *) :
+		(struct rte_mbuf_ext_shared_info *)(void *)(m + 1);
 
 	RTE_SET_USED(idx);
 	memset(m, 0, sizeof(*m));
@@ -234,17 +239,23 @@ mem_ext_pool(const struct gnio_mem_pool *p, const struct gnio_mem_conf *conf, si
 		.mbuf_priv_size = 0,
 		.flags = RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF,
 	};
-	struct mem_ext_ctx x = { .base = p->gpu_mem, .elt = elt, .next = 0 };
+	static const struct rte_mbuf_dynfield shinfo_field = {
+		.name = "gnio_pinned_ext_shinfo",
+		.size = sizeof(struct rte_mbuf_ext_shared_info),
+		.align = __alignof__(struct rte_mbuf_ext_shared_info),
+	};
+	struct mem_ext_ctx x = { .base = p->gpu_mem, .elt = elt, .next = 0,
+		.shinfo_off = rte_mbuf_dynfield_register(&shinfo_field) };
+	unsigned int obj = sizeof(struct rte_mbuf) +
+		(x.shinfo_off >= 0 ? 0 : sizeof(struct rte_mbuf_ext_shared_info));
 	const char *ops = mem_pool_ops();
 	struct rte_mempool *mp;
 
-	mp = rte_mempool_create_empty(conf->name, conf->nb_mbufs, sizeof(struct rte_mbuf) +
-			sizeof(struct rte_mbuf_ext_shared_info), conf->cache, sizeof(priv),
+	mp = rte_mempool_create_empty(conf->name, conf->nb_mbufs, obj, conf->cache, sizeof(priv),
 			conf->socket, 0);
 	if (mp == NULL && conf->socket != SOCKET_ID_ANY)
-		mp = rte_mempool_create_empty(conf->name, conf->nb_mbufs, sizeof(struct rte_mbuf) +
-				sizeof(struct rte_mbuf_ext_shared_info), conf->cache, sizeof(priv),
-				SOCKET_ID_ANY, 0);
+		mp = rte_mempool_create_empty(conf->name, conf->nb_mbufs, obj, conf->cache,
+				sizeof(priv), SOCKET_ID_ANY, 0);
 	if (mp == NULL)
 		return NULL;
 	if (rte_mempool_set_ops_byname(mp, ops != NULL ? ops : rte_mbuf_best_mempool_ops(),

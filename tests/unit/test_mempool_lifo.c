@@ -10,10 +10,15 @@
  * stress below caught an mbuf handed out twice); two lcores taking and giving
  * back at random never hold one object twice; gets of more than a stack
  * holds; the count is right after each step and the pool is whole at the end.
+ * The gpu-mode pool (pinned external buffers, made by gnio) has the same ops,
+ * each mbuf's data in its own element of the device's memory, its shared info
+ * in its own second cache line, and DPDK's clone semantics: an mbuf freed while
+ * a clone still holds its data goes back to the pool when the clone is freed.
  */
 #include <stdint.h>
 #include <string.h>
 
+#include <rte_gpudev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -212,9 +217,69 @@ test_big(void)
 	CHECK(gnio_mem_pool_free(pool) == 0);
 }
 
+static void
+test_gpu_pool(void)
+{
+	struct gnio_mem_conf conf = {
+		.name = "t_gpu", .mode = GNIO_MEM_GPU, .nb_mbufs = 1024, .cache = 32,
+		.data_room = RTE_MBUF_DEFAULT_BUF_SIZE, .socket = SOCKET_ID_ANY,
+	};
+	struct rte_mbuf *m[64], *clone;
+	struct rte_mempool *ind, *gmp;
+	struct gnio_mem_pool *pool;
+	struct rte_gpu_info info;
+	uint8_t *base;
+	size_t len = 0;
+	int16_t id;
+
+	RTE_GPU_FOREACH(id) {
+		if (rte_gpu_info_get(id, &info) == 0 && strcmp(info.name, "gnio_host0") == 0)
+			conf.gpu_id = id;
+	}
+	pool = gnio_mem_pool_create(&conf);
+	REQUIRE(pool != NULL);
+	gmp = gnio_mem_pool_mp(pool);
+	base = gnio_mem_pool_gpu_mem(pool, &len);
+	CHECK(strcmp(rte_mempool_get_ops(gmp->ops_index)->name, "gnio_lifo") == 0);
+	CHECK(rte_pktmbuf_priv_flags(gmp) & RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF);
+	CHECK(rte_pktmbuf_data_room_size(gmp) >= RTE_MBUF_DEFAULT_BUF_SIZE);
+	REQUIRE(rte_pktmbuf_alloc_bulk(gmp, m, RTE_DIM(m)) == 0);
+	for (unsigned int i = 0; i < RTE_DIM(m); i++) {
+		uint8_t *d = m[i]->buf_addr;
+
+		CHECK(RTE_MBUF_HAS_PINNED_EXTBUF(m[i]) && d >= base && d + m[i]->buf_len <= base + len);
+		CHECK((uintptr_t)m[i]->shinfo > (uintptr_t)m[i] + RTE_CACHE_LINE_MIN_SIZE &&
+				(uintptr_t)(m[i]->shinfo + 1) <= (uintptr_t)(m[i] + 1));
+		CHECK(rte_mbuf_ext_refcnt_read(m[i]->shinfo) == 1 && m[i]->shinfo->fcb_opaque == m[i]);
+		for (unsigned int j = 0; j < i; j++)
+			CHECK(m[j]->buf_addr != m[i]->buf_addr);
+	}
+	/* A clone holds the data: freeing the mbuf does not give it back, freeing the clone does. */
+	ind = rte_pktmbuf_pool_create("t_ind", 64, 0, 0, 0, SOCKET_ID_ANY);
+	REQUIRE(ind != NULL);
+	clone = rte_pktmbuf_clone(m[0], ind);
+	REQUIRE(clone != NULL);
+	CHECK(clone->buf_addr == m[0]->buf_addr && rte_mbuf_ext_refcnt_read(m[0]->shinfo) == 2);
+	rte_pktmbuf_free(m[0]);
+	rte_mempool_cache_flush(rte_mempool_default_cache(gmp, rte_lcore_id()), gmp);
+	CHECK(rte_mempool_avail_count(gmp) == conf.nb_mbufs - RTE_DIM(m));
+	rte_pktmbuf_free(clone);
+	rte_mempool_cache_flush(rte_mempool_default_cache(gmp, rte_lcore_id()), gmp);
+	CHECK(rte_mempool_avail_count(gmp) == conf.nb_mbufs - RTE_DIM(m) + 1);
+	rte_pktmbuf_free_bulk(&m[1], RTE_DIM(m) - 1);
+	rte_mempool_cache_flush(rte_mempool_default_cache(gmp, rte_lcore_id()), gmp);
+	CHECK(rte_mempool_avail_count(gmp) == conf.nb_mbufs);
+	REQUIRE(rte_pktmbuf_alloc_bulk(gmp, m, 1) == 0);
+	CHECK(rte_mbuf_ext_refcnt_read(m[0]->shinfo) == 1 && RTE_MBUF_HAS_PINNED_EXTBUF(m[0]));
+	rte_pktmbuf_free(m[0]);
+	rte_mempool_free(ind);
+	CHECK(gnio_mem_pool_free(pool) == 0);
+}
+
 int
 main(int argc, char **argv)
 {
+	static const char *const extra[] = { "--vdev", "gnio_host0" };
 	struct gnio_mem_conf conf = {
 		.name = "t_lifo", .mode = GNIO_MEM_HOST, .gpu_id = -1, .nb_mbufs = NB,
 		.cache = RTE_MEMPOOL_CACHE_MAX_SIZE, .data_room = RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -223,7 +288,7 @@ main(int argc, char **argv)
 	struct gnio_mem_pool *pool;
 
 	(void)argc;
-	gnio_test_eal_init(argv[0], "0-1", 0, NULL);
+	gnio_test_eal_init(argv[0], "0-1", RTE_DIM(extra), extra);
 	pool = gnio_mem_pool_create(&conf);
 	REQUIRE(pool != NULL);
 	mp = gnio_mem_pool_mp(pool);
@@ -235,5 +300,6 @@ main(int argc, char **argv)
 	CHECK(gnio_mem_pool_free(pool) == 0);
 	test_stress();
 	test_big();
+	test_gpu_pool();
 	return gnio_test_finish("test_mempool_lifo");
 }
