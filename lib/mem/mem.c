@@ -104,7 +104,8 @@ gnio_mem_port_dma_check(uint16_t port, char *why, size_t why_len)
 	}
 	for (int i = 0; mem_gpudirect_pmds[i] != NULL; i++)
 		if (strcmp(info.driver_name, mem_gpudirect_pmds[i]) == 0) {
-			snprintf(why, why_len, "%s", "");
+			if (why_len > 0)
+				why[0] = '\0';
 			return 0;
 		}
 	snprintf(why, why_len, "PMD %s has no GPUDirect RDMA support known to gnio",
@@ -227,9 +228,10 @@ mem_ext_init(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
 /*
  * The pool of a gpu-mode port: mbufs whose data is pinned in GPU memory, as
  * rte_pktmbuf_pool_create_extbuf() makes them, but with gnio's mempool ops:
- * DPDK's FIFO ring would send every mbuf round the whole pool between an RX
- * lcore's cache flushes and refills, and cold mbufs cost the RX lcores a third
- * of their cycles (docs/PERFORMANCE.md, issue 17).
+ * DPDK's FIFO ring sends every mbuf round the whole pool between an RX lcore's
+ * cache flushes and refills, and on the H200 the cold mbufs cost the RX lcores
+ * 80-115 cycles a packet against 58-71 (bench/results/h200-2026-12-02e, runs 1
+ * and 2). The shared info goes into the mbuf where a dynamic field is free.
  */
 static struct rte_mempool *
 mem_ext_pool(const struct gnio_mem_pool *p, const struct gnio_mem_conf *conf, size_t elt)
