@@ -39,7 +39,8 @@ struct gnio_mem_pool {
 	size_t gpu_len;
 	size_t page_sz;
 	bool extmem;
-	uint16_t mapped_ports[RTE_MAX_ETHPORTS];
+	/* The devices it is DMA-mapped for: kept, since the ports are closed before the pool goes. */
+	struct rte_device *mapped_dev[RTE_MAX_ETHPORTS];
 	uint16_t nb_mapped;
 };
 
@@ -316,7 +317,7 @@ mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 					conf->ports[i], rte_strerror(rte_errno));
 			return -EIO;
 		}
-		p->mapped_ports[p->nb_mapped++] = conf->ports[i];
+		p->mapped_dev[p->nb_mapped++] = di.device;
 	}
 	p->mp = mem_ext_pool(p, conf, elt);
 	if (p->mp == NULL) {
@@ -333,12 +334,8 @@ mem_teardown(struct gnio_mem_pool *p)
 		for (unsigned int i = 0; i < p->nb_chunks; i++)
 			rte_gpu_mem_unregister(p->gpu_id, p->chunk[i]);
 	rte_mempool_free(p->mp);
-	for (uint16_t i = 0; i < p->nb_mapped; i++) {
-		struct rte_eth_dev_info di;
-
-		if (rte_eth_dev_info_get(p->mapped_ports[i], &di) == 0)
-			rte_dev_dma_unmap(di.device, p->gpu_mem, RTE_BAD_IOVA, p->gpu_len);
-	}
+	for (uint16_t i = 0; i < p->nb_mapped; i++)
+		rte_dev_dma_unmap(p->mapped_dev[i], p->gpu_mem, RTE_BAD_IOVA, p->gpu_len);
 	if (p->extmem)
 		rte_extmem_unregister(p->gpu_mem, p->gpu_len);
 	if (p->gpu_mem != NULL)
