@@ -455,11 +455,17 @@ pl_datapath(struct gnio_pipeline *p, uint16_t i, const struct gnio_topo *topo)
 		/* The stand-in for a GPUDirect NIC (net_null, copy=0) says so. */
 		gnio_mem_port_dma_check(port, dp->reason, sizeof(dp->reason));
 		break;
-	case GNIO_MEM_PINNED:
-		if (gnio_mem_port_dma_check(port, dp->reason, sizeof(dp->reason)) == 0 &&
-				dp->reason[0] == '\0')
+	case GNIO_MEM_PINNED: {
+		char why[sizeof(dp->reason)];
+
+		if (gnio_mem_port_dma_check(port, why, sizeof(why)) != 0)
+			snprintf(dp->reason, sizeof(dp->reason), "%s", why);
+		else if (why[0] == '\0')
 			snprintf(dp->reason, sizeof(dp->reason), "--mem=gpu would use gpudirect");
+		else
+			snprintf(dp->reason, sizeof(dp->reason), "--mem=gpu would put packets in GPU memory");
 		break;
+	}
 	case GNIO_MEM_HOST:
 		snprintf(dp->reason, sizeof(dp->reason), "not registered with the GPU");
 		break;

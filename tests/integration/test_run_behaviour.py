@@ -162,6 +162,9 @@ ck.check(r.stdout.count("gpudirect, packet data in GPU memory, net_null (copy=0)
          "mem=gpu on net_null: data path named for both ports\n" + r.stdout)
 ck.check("Invalid port" not in r.stdout + r.stderr, "mem=gpu on net_null: no port asked after it closed\n" + r.stderr)
 conserved(s, "mem=gpu on net_null")
+r = run_testpmd(NULLS, ["--forward-mode=io", "--mem=pinned", "--max-packets=1000"])
+ck.check(r.stdout.count("pinned host memory, --mem=gpu would put packets in GPU memory") == 2,
+         "mem=pinned on net_null: the data path line says what --mem=gpu would do\n" + r.stdout)
 
 # txonly: what it makes is generated, not received.
 r = run_testpmd(NULLS, ["--forward-mode=txonly", "--max-packets=5000", "--json=" + js("txonly")])
