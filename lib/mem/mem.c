@@ -281,7 +281,6 @@ mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 	struct rte_gpu_info info;
 	size_t elt = RTE_ALIGN_CEIL(conf->data_room, RTE_CACHE_LINE_SIZE);
 	char why[160];
-	bool map[RTE_MAX_ETHPORTS];
 
 	if (conf->nb_ports > RTE_MAX_ETHPORTS || elt > UINT16_MAX)
 		return -EINVAL;
@@ -290,7 +289,6 @@ mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 			MEM_LOG(ERR, "--mem=gpu: port %u: %s", conf->ports[i], why);
 			return -ENOTSUP;
 		}
-		map[i] = why[0] == '\0';    /* the stand-in (a note in why) DMAs nothing */
 	}
 	if (rte_gpu_info_get(conf->gpu_id, &info) < 0)
 		return -ENODEV;
@@ -308,11 +306,11 @@ mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 	p->extmem = true;
 	for (uint16_t i = 0; i < conf->nb_ports; i++) {
 		struct rte_eth_dev_info di;
+		int got = rte_eth_dev_info_get(conf->ports[i], &di);
 
-		if (!map[i])
-			continue;
-		if (rte_eth_dev_info_get(conf->ports[i], &di) != 0 ||
-				rte_dev_dma_map(di.device, p->gpu_mem, RTE_BAD_IOVA, p->gpu_len) != 0) {
+		if (got == 0 && mem_port_touches_nothing(&di))
+			continue;       /* the stand-in for a GPUDirect NIC DMAs nothing */
+		if (got != 0 || rte_dev_dma_map(di.device, p->gpu_mem, RTE_BAD_IOVA, p->gpu_len) != 0) {
 			MEM_LOG(ERR, "rte_dev_dma_map of GPU memory for port %u: %s",
 					conf->ports[i], rte_strerror(rte_errno));
 			return -EIO;
