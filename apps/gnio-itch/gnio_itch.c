@@ -11,7 +11,12 @@
  * path, its own kernel (itch_kernel.cu: the same receiver code, its own book
  * in GPU memory, itch_pbook.h, applied a batch of messages at a time,
  * itch_batch.h), state in GPU memory.
- * Usage: gnio-itch EAL-ARGS -- [--consumer host|cuda-kernel] [--gpu NAME]
+ * --lines: the low-latency path (itch_lines.h): each packet handed over at once
+ * in flagged lines (the library's latency queue, its first 896 bytes copied)
+ * and applied to the CPU path's book in --shards shards (default 31), with
+ * cuda-kernel by one warp on the GPU (itch_lines.cu: a lane a shard), with
+ * host by the same steps on the worker lcore: no batch to wait for.
+ * Usage: gnio-itch EAL-ARGS -- [--consumer host|cuda-kernel] [--lines] [--gpu NAME]
  *        [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
  *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--shards N] [--rx-pps N]
@@ -51,7 +56,7 @@
 
 #include "gnio_app.h"
 #include "itch_send.h"
-#include "itch_state.h"
+#include "itch_lines.h"
 #include "itch_out.h"
 
 #define APP "gnio-itch"
@@ -63,6 +68,7 @@ struct opts {
 	uint16_t req_port, local_port, ev_port;
 	bool exit_at_end;
 	bool backpressure;
+	bool lines;
 	const char *bbo, *json, *consumer, *gpu;
 };
 
@@ -112,6 +118,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
 		{ "poll-us", required_argument, NULL, 'Q' }, { "stall-ms", required_argument, NULL, 'W' },
 		{ "gpu-blocks", required_argument, NULL, 'K' }, { "item-pkts", required_argument, NULL, 'I' },
+		{ "lines", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -150,8 +157,9 @@ parse(int argc, char **argv, struct opts *o)
 		case 'G': o->gpu = optarg; break;
 		case 'P': o->rx_pps = num("--rx-pps", optarg, 1, 1000000000); break;
 		case 'B': o->backpressure = true; break;
+		case 'n': o->lines = true; break;
 		case 'h':
-			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda-kernel] [--gpu NAME] "
+			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda-kernel] [--lines] [--gpu NAME] "
 					"[--udp-port N] [--rerequest IP:PORT] "
 					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
@@ -164,9 +172,13 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
-	if (strcmp(o->consumer, "host") == 0 && o->gpu_blocks != 0)
-		app_fail("%s: the GPU path's (--consumer cuda-kernel)", "--gpu-blocks");
-	if (strcmp(o->consumer, "host") != 0) {
+	if ((strcmp(o->consumer, "host") == 0 || o->lines) && o->gpu_blocks != 0)
+		app_fail("%s: the GPU batch path's (--consumer cuda-kernel without --lines)", "--gpu-blocks");
+	if (o->lines) {
+		/* The low-latency path: the CPU path's book, a shard a lane. */
+		if (o->shards == 0)
+			o->shards = ITCH_MAX_SHARDS;
+	} else if (strcmp(o->consumer, "host") != 0) {
 		if (o->shards != 0) {
 			fprintf(stderr, APP ": --shards=%u: the CPU path's (the GPU path's: --gpu-blocks)\n",
 					o->shards);
@@ -248,6 +260,12 @@ itch_next(const struct gnio_pkt *pk, void *state)
 
 GNIO_HANDLER_HOST_AHEAD(itch_handler, "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
 		itch_packet, itch_next)
+
+#if !GNIO_ITCH_CUDA
+/* The low-latency path's handler where there is no CUDA: the CPU's steps alone (itch_lines.cu: both). */
+GNIO_HANDLER_HOST(itch_lines_handler, "itch-lines", "ITCH 5.0 over MoldUDP64, a packet at a time (gnio-itch --lines)",
+		itch_ll_host_packet)
+#endif
 
 /* Applier @p b's phases, us a chunk (@p k: cycles summed -> us a chunk). */
 static void
@@ -414,7 +432,24 @@ main(int argc, char **argv)
 	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
 	if (o.backpressure)
 		conf.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
-	if (strcmp(o.consumer, "host") == 0) {
+	if (o.lines) {
+		/*
+		 * The low-latency path: every packet in flagged lines as it comes (a
+		 * feed's packets are mostly below 896 bytes), one worker (on the GPU,
+		 * one warp: the packets in order).
+		 */
+		conf.queue.inline_bytes = GNIO_LQ_INLINE_MAX;
+		conf.consumer.handler = "itch-lines";
+		conf.consumer.cuda_warps = 1;
+		if (strcmp(o.consumer, "host") == 0) {
+			conf.consumer.name = "host";
+			conf.gpu.name = o.gpu != NULL ? o.gpu : "host";
+		} else {
+			conf.consumer.name = "cuda-kernel";
+			conf.gpu.name = o.gpu;
+			conf.mem.mode = GNIO_MEM_PINNED;
+		}
+	} else if (strcmp(o.consumer, "host") == 0) {
 		conf.consumer.name = "host";
 		conf.consumer.handler = "itch";
 		conf.gpu.name = o.gpu != NULL ? o.gpu : "host";
@@ -429,11 +464,15 @@ main(int argc, char **argv)
 	if (p == NULL)
 		app_fail("%s", err);
 	ev = gnio_pipeline_events_create(p, sizeof(struct itch_event), EV_RING);
-	/* The GPU path: its book and batch after the feed's tables (which then hold only its per-locate ones). */
-	gpu = strcmp(o.consumer, "host") != 0;
+	/*
+	 * The GPU batch path: its book and batch after the feed's tables (which then hold only its
+	 * per-locate ones). The low-latency path: its lanes' scratch there.
+	 */
+	gpu = strcmp(o.consumer, "host") != 0 && !o.lines;
 	feed_bytes = (itch_feed_bytes(o.orders, o.levels, o.max_pending, o.shards) + 63) & ~(uint64_t)63;
 	bcap = itch_gpu_bcap(ITCH_GPU_STAGE, o.max_pending);
-	size = offsetof(struct itch_state, feed) + feed_bytes + (gpu ? itch_gpu_bytes(o.orders, o.levels, bcap) : 0);
+	size = offsetof(struct itch_state, feed) + feed_bytes + (gpu ? itch_gpu_bytes(o.orders, o.levels, bcap) : 0) +
+		(o.lines ? sizeof(struct itch_ll) : 0);
 	st = aligned_alloc(64, (size + 63) & ~(size_t)63);
 	if (ev == NULL || st == NULL || gnio_pipeline_state_alloc(p, size, NULL) != 0)
 		app_fail("%s", "cannot make the book's state (--orders, --levels, --max-pending smaller?)");
@@ -448,6 +487,11 @@ main(int argc, char **argv)
 		itch_gpu_layout(&st->gpu, (uint8_t *)&st->feed + feed_bytes, (uintptr_t)gnio_pipeline_state(p, 0) +
 				offsetof(struct itch_state, feed) + feed_bytes, o.orders, o.levels, bcap,
 				&st->feed.book[0]);
+	if (o.lines) {
+		memset((uint8_t *)&st->feed + feed_bytes, 0, sizeof(struct itch_ll));
+		st->ll = (struct itch_ll *)((uintptr_t)gnio_pipeline_state(p, 0) + offsetof(struct itch_state, feed) +
+				feed_bytes);
+	}
 	rte_eth_macaddr_get(ports[0], &mac);
 	request_headers(st->feed.req_hdr, &o, &mac);
 	if (gnio_pipeline_state_write(p, 0, 0, st, size) != 0)
@@ -468,8 +512,8 @@ main(int argc, char **argv)
 	if (gnio_pipeline_start(p) != 0)
 		app_fail("cannot start: %s", gnio_pipeline_error(p));
 	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels %s, gap timeout %u ms, consumer "
-			"%s\n", nb, o.udp_port, o.orders, o.levels, gpu ? "in GPU memory" : o.shards > 1 ? "in shards" :
-			"in one table", o.gap_ms, o.consumer);
+			"%s%s\n", nb, o.udp_port, o.orders, o.levels, gpu ? "in GPU memory" : o.shards > 1 ? "in shards" :
+			"in one table", o.gap_ms, o.consumer, o.lines ? ", a packet at a time in flagged lines" : "");
 	fflush(stdout);
 	t0 = rte_get_timer_cycles();
 	{
@@ -549,6 +593,14 @@ main(int argc, char **argv)
 					(double)t.messages * 1e3 / (double)(f->last_ns - f->first_ns));
 		if (gpu)
 			itch_gpu_report(st);
+		if (o.lines) {
+			const struct itch_ll *ll = (const struct itch_ll *)((uint8_t *)f + feed_bytes);
+
+			printf(APP ": a packet at a time: %" PRIu64 " packets applied by the lanes (%" PRIu64
+					" of them by one lane: an add could be refused), %" PRIu64 " through the "
+					"receiver's general path, %" PRIu64 " longer than their flagged lines' copy\n",
+					ll->fast_pkts, ll->serial_pkts, ll->general_pkts, ll->long_pkts);
+		}
 		if (o.json != NULL) {
 			FILE *j = fopen(o.json, "w");
 

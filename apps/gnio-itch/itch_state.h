@@ -12,6 +12,8 @@
 #include "itch_feed.h"
 #include "itch_gpu.h"
 
+struct itch_ll;
+
 /*
  * The handler's state: the ports it takes, the GPU path's book (its tables
  * after the feed's), then the feed (its tables after it).
@@ -19,7 +21,8 @@
 struct itch_state {
 	uint32_t udp_port;          /* the feed's UDP port, 0: any */
 	uint32_t local_port;        /* where re-requests are answered (always taken) */
-	uint32_t pad[14];
+	uint32_t pad[12];
+	struct itch_ll *ll;         /* the low-latency path's scratch (itch_lines.h; NULL without it) */
 	struct itch_gpu gpu;        /* the GPU path's (unused by the CPU path) */
 	struct itch_feed feed __attribute__((aligned(64)));   /* must stay last: the tables follow it */
 };

@@ -73,7 +73,7 @@ app_usage(void)
 		"  --flush-us=N          publish a partial item after N us (0: when rx_burst comes back short)\n"
 		"  --ring-items=N        burst-queue items per RX queue, power of two (64)\n"
 		"  --inline-bytes=N      latency queue: the first N bytes of each packet in flagged lines,\n"
-		"                        no fences (128..512, a multiple of 64; 0: items of descriptors)\n"
+		"                        no fences (128..896, a multiple of 64; 0: items of descriptors)\n"
 		"  --split=N             header/data split: first N bytes in host memory\n"
 		"  --overload=drop|backpressure   full burst queue: drop and count, or stop polling\n"
 		"  --completion=auto|rx|lcore     completion on a dedicated lcore (auto: when one is\n"

@@ -103,7 +103,7 @@ struct gnio_conf_queue {
 	 * consumer covers many packets). Else the latency flavour: the RX lcore copies
 	 * the first inline_bytes of each packet (64 B packets whole) into flagged lines
 	 * at once, the consumer polls the lines themselves and answers in flagged lines,
-	 * with no fence on either side (docs/GPU.md). 128..512, a multiple of 64; consumers
+	 * with no fence on either side (docs/GPU.md). 128..896, a multiple of 64; consumers
 	 * "cuda" and "host"; packet memory the CPU can read (not mem.mode gpu).
 	 */
 	uint16_t inline_bytes;

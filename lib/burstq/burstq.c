@@ -358,12 +358,12 @@ bq_line_segs(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint
 }
 
 /*
- * Write packet @p m as packet @p seq into its request slot: the header line,
+ * Write packet @p m, received at @p tsc, as packet @p seq into its request slot: the header line,
  * then its first inline_bytes (zero past its first segment), every word
  * tagged, every line whole (gnio_line.h).
  */
 static inline void
-bq_line_write(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint16_t port)
+bq_line_write(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint16_t port, uint64_t tsc)
 {
 	uint64_t *GNIO_RESTRICT slot = &q->dev->lq_req[(size_t)(seq & q->lq_mask) * q->lq_words];
 	const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -379,8 +379,8 @@ bq_line_write(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uin
 	w[3] = gnio_lq_word(0, seq);
 	w[GNIO_LQ_R_ADDR_LO] = gnio_lq_word((uint32_t)addr, seq);
 	w[GNIO_LQ_R_ADDR_HI] = gnio_lq_word((uint32_t)((uint64_t)addr >> 32), seq);
-	w[6] = gnio_lq_word(0, seq);
-	w[7] = gnio_lq_word(0, seq);
+	w[GNIO_LQ_R_TSC_LO] = gnio_lq_word((uint32_t)tsc, seq);
+	w[GNIO_LQ_R_TSC_HI] = gnio_lq_word((uint32_t)(tsc >> 32), seq);
 	bq_line_store(slot, w);
 	for (uint32_t off = 0; off < q->dev->lq_inline; off += 32) {
 		uint32_t b[8] = { 0 };
@@ -412,7 +412,7 @@ gnio_burstq_commit(struct gnio_burstq *q, uint32_t n, uint16_t rx_port, uint64_t
 	if (q->lq_words != 0) {
 		/* Latency flavour: each packet goes to the consumer now, not at publish. */
 		for (uint32_t i = 0; i < n; i++)
-			bq_line_write(q, q->pkt_head + i, it->mbufs[q->fill + i], rx_port);
+			bq_line_write(q, q->pkt_head + i, it->mbufs[q->fill + i], rx_port, tsc);
 		/* Not an ordering fence (each word stands alone): the write-combining buffers go out now. */
 		rte_wmb();
 		gnio_shm_flag_store(&q->pkt_head, q->pkt_head + n);

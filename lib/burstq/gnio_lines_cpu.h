@@ -19,11 +19,13 @@
  * @p fn on a copy of its inline bytes (the rest as read-only segments), and
  * answer: the changed data words, the mask words, the verdict, each tagged,
  * in no particular order (completion waits for all of them). @p pairs gives
- * each port's pair (gnio_pkt.tx_port), @p nb_pairs entries.
+ * each port's pair (gnio_pkt.tx_port), @p nb_pairs entries. @p rx_tsc, when
+ * not NULL, is told when the packet was received before @p fn runs (the host
+ * consumer's gnio_handler_rx_tsc()).
  */
 static inline bool
 gnio_lines_serve(const struct gnio_bq_dev *d, uint32_t seq, gnio_host_pkt_fn *fn, void *state,
-		const uint16_t *pairs, uint32_t nb_pairs)
+		const uint16_t *pairs, uint32_t nb_pairs, void (*rx_tsc)(uint64_t tsc))
 {
 	uint32_t words = gnio_lq_slot_words(d->lq_inline), nd = d->lq_inline / 4;
 	size_t at = (size_t)(seq & (d->lq_slots - 1));
@@ -56,6 +58,8 @@ gnio_lines_serve(const struct gnio_bq_dev *d, uint32_t seq, gnio_host_pkt_fn *fn
 		pk.segs = &d->lq_segs[at * GNIO_LQ_SEGS];
 		pk.nb_segs = (uint16_t)segs;
 	}
+	if (rx_tsc != NULL)
+		rx_tsc((uint64_t)gnio_lq_val(w[GNIO_LQ_R_TSC_HI]) << 32 | gnio_lq_val(w[GNIO_LQ_R_TSC_LO]));
 	v = fn(&pk, state);
 	for (uint32_t j = 0; j < nd; j++)
 		if (data[j] != gnio_lq_val(w[GNIO_LQ_HDR_WORDS + j])) {

@@ -157,9 +157,11 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 		pl_count(p->rx_generates ? &lc->cnt.gen[rq->port] : &lc->cnt.rx[rq->port], n);
 		/*
 		 * The one timestamp of an item: when rx_burst returned its first packets
-		 * (latency start); later bursts of the item do not need one.
+		 * (latency start); later bursts of the item do not need one, but in
+		 * flagged lines every packet carries its burst's (gnio_lines_rx_tsc()).
 		 */
-		gnio_burstq_commit(bq, n, rq->port, gnio_burstq_pending(bq) == 0 ? rte_rdtsc() : 0);
+		gnio_burstq_commit(bq, n, rq->port, gnio_burstq_pending(bq) == 0 || p->conf.inline_bytes != 0 ?
+				rte_rdtsc() : 0);
 	}
 	/*
 	 * Publish a partial item when the queue came back short (drained: nothing

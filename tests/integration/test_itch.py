@@ -7,7 +7,10 @@ sent back out of the feed's port (the tx pcap); --udp-port filters; every packet
 for, pools full; bad options exit 2 with one line.
 --consumer cuda-kernel: the same on the GPU path (its own kernel and book in GPU memory, a batch
 of messages applied at a time by blocks of threads), bit for bit the same files; exits 77 where
-there is no CUDA GPU. GNIO_ITCH_WRAP: a command put
+there is no CUDA GPU. --lines: the low-latency path (each packet in flagged lines, the CPU path's
+book in 31 shards applied a shard a lane: by a warp on the GPU with cuda-kernel, by the same steps
+on the worker lcore with host), the same files again, and an add that could be refused (tables too
+small) sending a packet's messages through one lane. GNIO_ITCH_WRAP: a command put
 before gnio-itch (compute-sanitizer ...)."""
 import argparse
 import json
@@ -106,15 +109,19 @@ def events_sent(pcap):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--consumer", default="host", choices=["host", "cuda-kernel"])
+    ap.add_argument("--lines", action="store_true")
     a = ap.parse_args()
     CONSUMER[1] = a.consumer
+    if a.lines:
+        # (Tables of a size for these feeds: 31 shards, each able to hold every live order; a test's own win.)
+        CONSUMER.extend(["--lines", "--orders", "65536", "--levels", "16384"])
     if a.consumer != "host":
         probe = subprocess.run([os.path.join(BUILD, "tests", "gpu", "test_cuda"), "--probe"],
                                capture_output=True, text=True)
         if probe.returncode != 0:
             print("no CUDA GPU: skipped")
             sys.exit(77)
-    ck = Checker("itch-" + a.consumer)
+    ck = Checker("itch-" + a.consumer + ("-lines" if a.lines else ""))
     d = tempfile.mkdtemp(prefix="gnio-itch-")
     for name, args in (("plain", []), ("messy", ["--dup-every", "5", "--reorder-every", "7",
                                                  "--heartbeat-every", "11"])):
@@ -137,7 +144,7 @@ def main():
     # applying the stocks of their own): the reference's files on the messy feed; and with tables
     # too small for the feed (book_full, adds refused at both capacities), the same files and
     # counts as one whole book on the CPU: the capacities count every shard's orders and levels.
-    split = ["--shards", "31"] if a.consumer == "host" else []
+    split = ["--shards", "31"] if a.consumer == "host" or a.lines else []
     ref = gen(d, "messy", "--dup-every", "5", "--reorder-every", "7")
     # (Tables of a size for this feed: each of 31 shards can hold every live order, 31 times the memory.)
     r, out = itch(d, "split", ref["pcap"], "--rerequest", "10.9.8.7:4242", "--orders", "65536", "--levels", "16384",
@@ -160,12 +167,18 @@ def main():
         r1, whole = itch(d, "small-whole", ref["pcap"], "--rerequest", "10.9.8.7:4242", *small,
                          consumer=["--consumer", "host"], wrap=a.consumer == "host")
         b1 = json.load(open(whole["book"])) if r1.returncode == 0 else {}
-        for pace in ([], paced) if a.consumer != "host" else ([],):
+        for pace in ([], paced) if a.consumer != "host" and not a.lines else ([],):
             r2, part = itch(d, "small-split", ref["pcap"], "--rerequest", "10.9.8.7:4242", *small, *split, *pace)
             b2 = json.load(open(part["book"])) if r2.returncode == 0 else {}
             ran = r1.returncode == 0 and r2.returncode == 0
             same = ran and open(whole["bbo"]).read() == open(part["bbo"]).read()
             # (Where the events first differ only when they do.)
+            one_lane = [l for l in r2.stdout.splitlines() if "a packet at a time:" in l]
+            print("\n".join(one_lane))
+            # (--lines: packets whose adds could be refused went through one lane, the others through all.)
+            ck.check(not a.lines or (len(one_lane) == 1 and " (0 of them by one lane" not in one_lane[0] and
+                                     " 0 packets applied by the lanes" not in one_lane[0]),
+                     "%s: --lines: some packets by one lane, some by the lanes: %s" % (" ".join(small), one_lane))
             ck.check(ran and b1.get("book_full", 0) > 0 and b1 == b2 and same,
                      "%s%s: book_full %s, the same events and book split as whole (exit %d, %d: %s; events "
                      "first differ: %s; counts: %s)" % (
@@ -173,6 +186,17 @@ def main():
                          r2.returncode, (r1.stderr + r2.stderr).strip()[-300:],
                          first_diff(whole["bbo"], part["bbo"]) if ran and not same else "-",
                          {k: (b1[k], b2.get(k)) for k in b1 if k != "stocks" and b1[k] != b2.get(k)}))
+    # Packets of up to 60 messages (most past the flagged lines' 896 bytes: --lines puts each together
+    # from its segments): the reference's files.
+    big = gen(d, "long", "--max-per-packet", "60", "--reorder-every", "9")
+    r, out = itch(d, "long", big["pcap"], "--rerequest", "10.9.8.7:4242")
+    longer = [l for l in r.stdout.splitlines() if "longer than their flagged" in l]
+    print("\n".join(longer))
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(big["bbo"]).read() and
+             json.load(open(out["book"])) == json.load(open(big["book"])) and
+             (not a.lines or (len(longer) == 1 and ", 0 longer than" not in longer[0])),
+             "packets of up to 60 messages: the reference's events and book (exit %d: %s)" % (
+                 r.returncode, (r.stderr.strip()[-300:], longer)))
     # --events-udp: every event also as UDP, on the port's own TX queue: the same events as the CSV,
     # in order, each once; the re-requests still on the pipeline's queue.
     ref = gen(d, "messy", "--dup-every", "5", "--reorder-every", "7")
@@ -216,7 +240,8 @@ def main():
     # Bad options: exit 2, one line (not under GNIO_ITCH_WRAP: a sanitizer has its own exit status).
     for args in (["--udp-port", "0"], ["--orders", "3"], ["--rerequest", "1.2.3:4"], ["--bogus"],
                  ["--gap-timeout-ms", "x"], ["--book-json", "/nonexistent/x.json"],
-                 ["--shards", "32"] if a.consumer == "host" else ["--shards", "4"]):
+                 ["--shards", "32"] if a.consumer == "host" or a.lines else ["--shards", "4"]) + \
+            ((["--gpu-blocks", "4"],) if a.lines else ()):
         r, _ = itch(d, "bad", ref["pcap"], *args, wrap=False)
         ck.check(r.returncode == 2 and len([l for l in r.stderr.splitlines() if l.startswith("gnio-itch")]) == 1,
                  "%s: exit 2 with one line: %r" % (" ".join(args), r.stderr.strip()[-200:]))

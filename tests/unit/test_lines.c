@@ -57,7 +57,7 @@ static void
 test_conf(void)
 {
 	struct gnio_burstq_conf bc = { .gpu_id = 0, .nb_items = 4, .max_pkts = 8 };
-	static const uint16_t bad[] = { 64, 100, 576, 1024 };
+	static const uint16_t bad[] = { 64, 100, 900, 960, 1024 };
 
 	for (unsigned int i = 0; i < RTE_DIM(bad); i++) {
 		bc.inline_bytes = bad[i];
@@ -100,7 +100,7 @@ test_layout(void)
 		tail = make_pkt(50, 4);
 		REQUIRE(rte_pktmbuf_chain(m[2], tail) == 0);
 	}
-	CHECK(gnio_burstq_add(q, m, 3, 2, 11) == 3);
+	CHECK(gnio_burstq_add(q, m, 3, 2, 0x123456789abcull) == 3);
 	CHECK(gnio_burstq_lines_written(q) == 3);
 	/* Packet 0: 60 bytes, whole. */
 	w = req_slot(q, 0);
@@ -108,6 +108,8 @@ test_layout(void)
 			!gnio_lq_accept(w, words, 32));
 	CHECK(gnio_lq_val(w[GNIO_LQ_R_LEN]) == 60 && gnio_lq_val(w[GNIO_LQ_R_DLEN]) == 60);
 	CHECK(gnio_lq_val(w[GNIO_LQ_R_PORT]) == 2);
+	/* When it was received, for the handler (gnio_handler_rx_tsc(), gnio_lines_rx_tsc()). */
+	CHECK(gnio_lq_val(w[GNIO_LQ_R_TSC_LO]) == 0x56789abcu && gnio_lq_val(w[GNIO_LQ_R_TSC_HI]) == 0x1234u);
 	CHECK(((uint64_t)gnio_lq_val(w[GNIO_LQ_R_ADDR_HI]) << 32 | gnio_lq_val(w[GNIO_LQ_R_ADDR_LO]))
 			== (uintptr_t)rte_pktmbuf_mtod(m[0], void *));
 	for (uint32_t j = 0; j < 32; j++) {
@@ -184,15 +186,34 @@ test_layout(void)
 	CHECK(gnio_burstq_destroy(q) == 0);
 }
 
-/* The reader thread's handler: swap the MACs; drop what byte 12 says to. */
+/* The RX time gnio_lines_serve() told the reader thread of the packet it serves. */
+static __thread uint64_t served_tsc;
+
+static void
+served_tsc_set(uint64_t tsc)
+{
+	served_tsc = tsc;
+}
+
+/* The tsc each packet is added with: its sequence number (bytes 12-15) in both halves. */
+#define SEQ_TSC(seq) ((uint64_t)(seq) << 32 | (uint64_t)(seq) * 7u)
+
+/*
+ * The reader thread's handler: swap the MACs; drop what byte 12 says to. A
+ * packet whose RX time is not its own goes back unswapped (the check fails).
+ */
 static uint16_t
 swap_handler(struct gnio_pkt *pk, void *state)
 {
+	uint32_t seq;
 	uint8_t t[6];
 
 	(void)state;
 	if (pk->len < 16)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	memcpy(&seq, pk->data + 12, 4);
+	if (served_tsc != SEQ_TSC(seq))
+		return pk->tx_port;
 	if (pk->data[12] % 5 == 0)
 		return gnio_verdict_drop(GNIO_DROP_NO_ROUTE);
 	memcpy(t, pk->data, 6);
@@ -216,7 +237,7 @@ reader_main(void *arg)
 
 	/* The EAL pinned the main thread's CPU, and this thread inherits it: yield when idle. */
 	while (!__atomic_load_n(&r->quit, __ATOMIC_ACQUIRE))
-		if (gnio_lines_serve(gnio_burstq_dev(r->q), seq, swap_handler, NULL, pairs, 4))
+		if (gnio_lines_serve(gnio_burstq_dev(r->q), seq, swap_handler, NULL, pairs, 4, served_tsc_set))
 			seq++;
 		else
 			sched_yield();
@@ -267,7 +288,7 @@ test_laps(void)
 			struct rte_mbuf *m = make_pkt((uint16_t)(60 + seq % 300), (uint8_t)seq);
 
 			memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, 12), &seq, 4);
-			if (gnio_burstq_add(r.q, &m, 1, (uint16_t)(seq / 1000 % 4), 0) != 1) {
+			if (gnio_burstq_add(r.q, &m, 1, (uint16_t)(seq / 1000 % 4), SEQ_TSC(seq)) != 1) {
 				rte_pktmbuf_free(m);
 				n = i;
 				break;

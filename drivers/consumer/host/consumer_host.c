@@ -92,7 +92,7 @@ chost_lines(struct gnio_consumer *c, struct chost *h, uint32_t qi)
 	uint32_t n = 0;
 
 	while (n < CHOST_LINES_PER_PASS && gnio_lines_serve(h->dev[qi], h->cons[qi] + n,
-			c->handler->host_pkt, c->state, c->fwd, GNIO_MAX_PORTS))
+			c->handler->host_pkt, c->state, c->fwd, GNIO_MAX_PORTS, gnio_consumer_rx_tsc_set))
 		n++;
 	h->cons[qi] += n;
 	__atomic_store_n(&h->pkts, h->pkts + n, __ATOMIC_RELAXED);

@@ -519,6 +519,15 @@ k_persistent(gnio_cuda_launch l)
 	}
 }
 
+/* Flagged lines: the RX time of the packet each warp of a block is handling (gnio_lines_rx_tsc()). */
+__device__ __forceinline__ uint64_t *
+lines_tsc_slot()
+{
+	__shared__ uint64_t tsc[GNIO_CUDA_PERSISTENT_THREADS / 32];
+
+	return &tsc[(threadIdx.x / 32) % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
+}
+
 /* Flagged lines: warps of a queue that poll host memory at once, at most (the others wait in L2). */
 #define GNIO_LINES_AHEAD 16u
 /* Flagged lines: 16-byte chunks of a slot each lane reads, at most (GNIO_LQ_INLINE_MAX). */
@@ -670,6 +679,14 @@ k_lines(gnio_cuda_launch l)
 		plen = __shfl_sync(0xffffffffu, (uint32_t)a[0], 0);
 		port = __shfl_sync(0xffffffffu, (uint32_t)b[0], 0);
 		dlen = __shfl_sync(0xffffffffu, (uint32_t)a[0], 1);
+		{
+			/* Words 6 and 7 (lane 3's chunk): when it was received. */
+			uint32_t lo = __shfl_sync(0xffffffffu, (uint32_t)a[0], GNIO_LQ_R_TSC_LO / 2);
+			uint32_t hi = __shfl_sync(0xffffffffu, (uint32_t)b[0], GNIO_LQ_R_TSC_LO / 2);
+
+			if (lane == 0)
+				*lines_tsc_slot() = (uint64_t)hi << 32 | lo;
+		}
 #pragma unroll
 		for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
 			unsigned int c = lane + 32 * r;
@@ -897,6 +914,18 @@ struct launchers {
 
 } /* namespace gnio */
 /// @endcond
+
+/**
+ * Inside a handler run by the flagged-line kernel (gnio_conf.queue.inline_bytes):
+ * when the packet being handled was received, the RX lcore's TSC (the clock of
+ * gnio_handler_rx_tsc() on the host consumer, rte_rdtsc()), from any lane
+ * (the kernel wrote it before the warp's __syncwarp() ahead of the handler).
+ */
+__device__ __forceinline__ uint64_t
+gnio_lines_rx_tsc(void)
+{
+	return *gnio::lines_tsc_slot();
+}
 
 /** The kernels of handler type @p H, as libgnio's consumers launch them. */
 #define GNIO_CUDA_KERNELS_OF(H) { gnio::launchers<H>::persistent, gnio::launchers<H>::item, \

@@ -46,8 +46,11 @@
  * is the first segment a handler sees: 64 would call long headers malformed.
  */
 #define GNIO_LQ_INLINE_MIN 128u
-/** Largest gnio_conf.queue.inline_bytes. */
-#define GNIO_LQ_INLINE_MAX 512u
+/**
+ * Largest gnio_conf.queue.inline_bytes: the verdict and the mask words (a bit
+ * a data word) fill an answer's header line (1 + 896 / 4 / 32 = 8 words).
+ */
+#define GNIO_LQ_INLINE_MAX 896u
 /** gnio_conf.queue.inline_bytes is a multiple of this (whole 64-byte lines of words). */
 #define GNIO_LQ_INLINE_STEP 64u
 /** Entries of a slot's segment table (the first segment's rest, then the chain). */
@@ -60,11 +63,19 @@
 #define GNIO_LQ_R_DLEN 2u      /**< request word: bytes copied (of the first segment) */
 #define GNIO_LQ_R_ADDR_LO 4u   /**< request word: the first segment's address, low half */
 #define GNIO_LQ_R_ADDR_HI 5u   /**< request word: and high half */
+#define GNIO_LQ_R_TSC_LO 6u    /**< request word: when the packet was received (the RX lcore's TSC), low half */
+#define GNIO_LQ_R_TSC_HI 7u    /**< request word: and high half */
 /** Segment count of a packet whose segments do not fit the table (not described). */
 #define GNIO_LQ_NOSEGS 0xffffu
 
 #define GNIO_LQ_A_VERDICT 0u   /**< answer word: the verdict */
 #define GNIO_LQ_A_MASK 1u      /**< answer words from here: the changed-word mask */
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+static_assert(GNIO_LQ_A_MASK + GNIO_LQ_MASK_WORDS <= GNIO_LQ_HDR_WORDS, "an answer's header line holds its mask");
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Static_assert(GNIO_LQ_A_MASK + GNIO_LQ_MASK_WORDS <= GNIO_LQ_HDR_WORDS, "an answer's header line holds its mask");
+#endif
 
 /** The tag of packet @p seq: bit 31 set (zeroed words never match), the sequence's low 31 bits. */
 #define GNIO_LQ_TAG(seq) (((uint32_t)(seq) & 0x7fffffffu) | 0x80000000u)

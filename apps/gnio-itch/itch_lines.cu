@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-itch's low-latency path on the GPU (--lines, consumer cuda-kernel): the
+ * "itch-lines" handler, run by the library's flagged-line kernel (one worker
+ * warp, so packets are taken one after another, in order), a packet at a time
+ * with the whole warp (packet_one()): the steps of itch_lines.h, the lanes
+ * meeting between them, the CPU path's book (itch_book.h in shards) in GPU
+ * memory, the events into the event channel with one reservation. On the CPU
+ * (the host consumer) the same steps run one lane after another.
+ *
+ * The handler's state is touched by its one warp only, on one multiprocessor
+ * for the kernel's life: its loads may keep lines in L1. Host memory (a long
+ * packet's rest) is read through __ldcv (fetch again: an mbuf's buffer is
+ * reused).
+ */
+#include <gnio/device/gnio_kernels.cuh>
+
+#include "itch_lines.h"
+
+/*
+ * A packet longer than its flagged lines' copy, put together in ll->buf by the
+ * warp: the copy, then each segment of its table (in host memory), 16 bytes a
+ * lane a load; what passes ITCH_LL_BUF is left out (the UDP length then says
+ * the packet is cut: malformed). Its bytes.
+ */
+__device__ static uint32_t
+itch_ll_gather(struct itch_ll *ll, const struct gnio_pkt *pk, unsigned int lane)
+{
+	uint32_t at = pk->len < ITCH_LL_BUF ? pk->len : ITCH_LL_BUF;
+	uintptr_t addr = 0;
+	uint32_t slen = 0;
+
+	for (uint32_t i = lane; i < at; i += 32)
+		ll->buf[i] = pk->data[i];
+	if (lane < pk->nb_segs) {
+		addr = (uintptr_t)__ldcv((const unsigned long long *)&pk->segs[lane].addr);
+		slen = __ldcv(&pk->segs[lane].len);
+	}
+	for (uint32_t s = 0; s < pk->nb_segs && at < ITCH_LL_BUF; s++) {
+		uintptr_t a = __shfl_sync(0xffffffffu, (unsigned long long)addr, s), base = a & ~(uintptr_t)15;
+		uint32_t n = __shfl_sync(0xffffffffu, slen, s), chunks;
+
+		n = n < ITCH_LL_BUF - at ? n : ITCH_LL_BUF - at;
+		chunks = (uint32_t)(a - base + n + 15) / 16;
+		for (uint32_t c = lane; c < chunks; c += 32) {
+			uint4 v = __ldcv((const uint4 *)base + c);
+			const uint8_t *b = (const uint8_t *)&v;
+
+			for (uint32_t j = 0; j < 16; j++) {
+				uintptr_t x = base + 16 * c + j;
+
+				if (x >= a && x < a + n)
+					ll->buf[at + (uint32_t)(x - a)] = b[j];
+			}
+		}
+		at += n;
+	}
+	__syncwarp();
+	return at;
+}
+
+/*
+ * The packet's events into the channel, in message order: lane 0 reserves
+ * them all at once (the channel's consumed read again only when the room it
+ * last saw is short), each lane writes its records (16 bytes a store), then,
+ * after a system-scope fence, their sequence words.
+ */
+__device__ static void
+itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct gnio_event_ring *ev, unsigned int lane)
+{
+	uint32_t total = 0, first = 0, got = 0, run;
+	unsigned int lt = (1u << lane) - 1;
+
+	for (uint32_t base = 0; base < ll->count; base += 32) {
+		uint32_t k = base + lane;
+
+		total += __popc(__ballot_sync(0xffffffffu, k < ll->count && ll->evf[k]));
+	}
+	if (total == 0)
+		return;
+	if (lane == 0) {
+		if (ev == NULL) {
+			f->events_dropped += total;
+		} else {
+			for (;;) {
+				uint32_t r = gnio_shm_dev_gpu_peek(ev->reserve), room = ev->mask + 1 - (r - ll->ev_cons);
+
+				if (room < total) {
+					ll->ev_cons = gnio_shm_dev_flag_load(ev->consumed);
+					room = ev->mask + 1 - (r - ll->ev_cons);
+				}
+				got = min(total, room);
+				if (atomicCAS(ev->reserve, r, r + got) == r) {
+					first = r;
+					break;
+				}
+			}
+			if (got < total) {
+				atomicAdd(ev->dropped, total - got);
+				f->events_dropped += total - got;
+			}
+		}
+	}
+	first = __shfl_sync(0xffffffffu, first, 0);
+	got = __shfl_sync(0xffffffffu, got, 0);
+	run = 0;
+	for (uint32_t base = 0; base < ll->count; base += 32) {
+		uint32_t k = base + lane;
+		bool fl = k < ll->count && ll->evf[k];
+		uint32_t bal = __ballot_sync(0xffffffffu, fl), pos = run + __popc(bal & lt);
+
+		if (fl && pos < got) {
+			uint8_t *dst = ev->rec + (size_t)((first + pos) & ev->mask) * ev->rec_size;
+
+			if (ev->rec_size == sizeof(struct itch_event) && ((uintptr_t)dst & 15) == 0) {
+				for (uint32_t q = 0; q < sizeof(struct itch_event) / 16; q++)
+					((uint4 *)dst)[q] = ((const uint4 *)&ll->ev[k])[q];
+			} else {
+				memcpy(dst, &ll->ev[k], ev->rec_size);
+			}
+		}
+		run += __popc(bal);
+	}
+	/* Every record, then the sequence words (the CPU reads a record once its word says so). */
+	__threadfence_system();
+	run = 0;
+	for (uint32_t base = 0; base < ll->count; base += 32) {
+		uint32_t k = base + lane;
+		bool fl = k < ll->count && ll->evf[k];
+		uint32_t bal = __ballot_sync(0xffffffffu, fl), pos = run + __popc(bal & lt);
+
+		if (fl && pos < got)
+			((volatile uint32_t *)ev->seq)[(first + pos) & ev->mask] = first + pos + 1;
+		run += __popc(bal);
+	}
+}
+
+struct itch_lines_h {
+	/*
+	 * One packet by one thread: the host consumer's steps, one lane after
+	 * another. (On the GPU only the flagged-line kernel's one worker warp
+	 * runs this handler, through packet_one(): gnio-itch --lines sets it so.)
+	 */
+	__host__ __device__ static uint16_t
+	packet(struct gnio_pkt *pk, void *state)
+	{
+#ifdef __CUDA_ARCH__
+		struct itch_state *st = (struct itch_state *)state;
+
+		return itch_ll_general(st, st->ll, pk, gnio_shm_dev_time_ns(), 0);
+#else
+		return itch_ll_host_packet(pk, state);
+#endif
+	}
+
+	typedef struct {
+		uint32_t none;
+	} warp_ctx;
+
+	__device__ static void
+	warp_ctx_init(warp_ctx *c, void *state, unsigned int lane)
+	{
+		(void)state;
+		(void)lane;
+		c->none = 0;
+	}
+
+	/* The flagged lines' case: one packet, the whole warp on it (every lane the same @p pk). */
+	__device__ static uint16_t
+	packet_one(struct gnio_pkt *pk, void *state, unsigned int lane, const warp_ctx *c)
+	{
+		struct itch_state *st = (struct itch_state *)state;
+		struct itch_ll *ll = st->ll;
+		struct itch_feed *f = &st->feed;
+		struct gnio_pkt whole = *pk;
+		uint64_t tsc = gnio_lines_rx_tsc(), now = gnio_shm_dev_time_ns();
+		uint16_t v = gnio_verdict_drop(GNIO_DROP_HANDLER);
+
+		(void)c;
+		if (pk->pkt_len > pk->len) {
+			whole.len = itch_ll_gather(ll, pk, lane);
+			whole.data = ll->buf;
+		}
+		if (lane == 0) {
+			ll->long_pkts += whole.data != pk->data;
+			if (f->events != NULL && ll->evr.rec == NULL)
+				ll->evr = *f->events;        /* the channel's view, read once */
+			itch_ll_look(st, ll, &whole);
+		}
+		__syncwarp();
+		if (ll->verdict != 0)
+			return ll->verdict;
+		if (!ll->fast) {
+			if (lane == 0) {
+				v = itch_ll_general(st, ll, &whole, now, tsc);
+				/* A re-request written over a long packet's copy: back into the packet's lines. */
+				if (whole.data != pk->data && !gnio_verdict_is_drop(v))
+					for (uint32_t i = 0; i < ITCH_REQ_LEN; i++)
+						pk->data[i] = whole.data[i];
+			}
+			__syncwarp();
+			return v;
+		}
+		itch_ll_decode(ll, lane);
+		__syncwarp();
+		if (lane == 0)
+			itch_ll_plan(f, ll);
+		__syncwarp();
+		itch_ll_apply(f, ll, lane);
+		__syncwarp();
+		if (lane == 0)
+			itch_ll_done(f, ll, now, tsc);
+		__syncwarp();
+		itch_ll_push(f, ll, f->events != NULL ? &ll->evr : NULL, lane);
+		return v;
+	}
+};
+
+GNIO_CUDA_HANDLER(itch_lines_handler, "itch-lines", "ITCH 5.0 over MoldUDP64, a packet at a time (gnio-itch --lines)",
+		itch_lines_h)

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio-itch's low-latency path (--lines): each packet handed over on its own
+ * in flagged lines (the library's latency queue, gnio_line.h) and applied at
+ * once to the CPU path's own book (itch_book.h, split into shards by stock
+ * locate, itch_feed.h), by the 32 lanes of one warp on the GPU
+ * (itch_lines.cu) or by the same steps one lane after another on the CPU.
+ * There is no batch: a packet's events are in the event channel before its
+ * answer, whatever comes after it.
+ *
+ * A packet, in steps (the lanes meet between them):
+ *  1. lane 0 looks at it (itch_ll_look()): the feed's, of the session, whole,
+ *     next in order (what itch_feed_fast() takes), its messages' places;
+ *     anything else goes to the CPU path's receiver as it is (itch_ll_general():
+ *     gaps, held messages, re-requests, duplicates; one message at a time);
+ *  2. every lane decodes messages lane, lane + 32, ... (itch_ll_decode());
+ *  3. lane 0 decides (itch_ll_plan()): when no add of the packet can be refused
+ *     (the live orders and levels plus its adds below the capacities), each
+ *     shard's messages are applied by a lane of their own, else all by lane 0
+ *     through itch_feed_apply_msg(), exact whatever the book;
+ *  4. lane s applies the messages of shard s, in order (itch_ll_apply());
+ *  5. lane 0 sums the shards' live orders and levels and takes the packet
+ *     (itch_ll_done()); the events go out in message order.
+ * A shard's messages applied in their order by one lane, no add refused,
+ * leave its book, its counts and its events as the CPU path's one message
+ * after another: the results are the CPU path's, byte for byte.
+ */
+#ifndef GNIO_ITCH_LINES_H
+#define GNIO_ITCH_LINES_H
+
+#ifndef __CUDA_ARCH__
+#include <time.h>
+
+#include <gnio/gnio_handler.h>
+#endif
+
+#include "itch_state.h"
+
+#define ITCH_LL_LANES 32u
+#define ITCH_LL_MAX 1024u       /* messages of a packet the lanes take (more: itch_ll_general()) */
+#define ITCH_LL_BUF 16384u      /* bytes of a packet past the flagged lines' copy, put together here */
+
+/* The lanes' scratch: what lane 0 saw of the packet, each message decoded, its event. */
+struct itch_ll {
+	const uint8_t *p;               /* the MoldUDP64 payload */
+	uint64_t seq;                   /* its first message's sequence number */
+	uint32_t len, count;            /* its bytes, its messages */
+	uint32_t fast;                  /* 1: the lanes take it; 0: itch_ll_general() (or verdict) */
+	uint32_t par;                   /* 1: each shard by a lane; 0: every message by lane 0 */
+	uint16_t verdict;               /* not 0: not the feed's, or cut short (itch_payload()) */
+	uint16_t pad;
+	uint32_t ev_cons;               /* the GPU: the event channel's consumed, as last read */
+	struct gnio_event_ring evr;     /* the GPU: the channel's view, read once (evr.rec NULL: not yet) */
+	uint32_t adds[ITCH_LL_LANES];   /* each lane's adds (A, F, U) */
+	/* Figures: packets the lanes took (of them, one lane alone), the general path's, long ones. */
+	uint64_t fast_pkts, serial_pkts, general_pkts, long_pkts;
+	uint16_t moff[ITCH_LL_MAX], mlen[ITCH_LL_MAX];   /* each message's place in the payload, its bytes */
+	uint8_t evf[ITCH_LL_MAX];       /* has message k an event */
+	struct itch_msg msg[ITCH_LL_MAX] __attribute__((aligned(16)));
+	struct itch_event ev[ITCH_LL_MAX] __attribute__((aligned(64)));
+	uint8_t buf[ITCH_LL_BUF] __attribute__((aligned(16)));
+};
+
+/*
+ * Lane 0, step 1: is packet @p pk the feed's, whole, next in order? Sets
+ * verdict (a packet not the feed's, or cut short), fast and, when fast, the
+ * messages' places.
+ */
+GNIO_HD static inline void
+itch_ll_look(const struct itch_state *st, struct itch_ll *ll, const struct gnio_pkt *pk)
+{
+	const struct itch_feed *f = &st->feed;
+	uint32_t off = 0, len = 0, count, at = ITCH_MOLD_HDR, n, k;
+	const uint8_t *p, *m;
+	uint64_t seq;
+
+	ll->fast = 0;
+	ll->verdict = itch_payload(st, pk, &off, &len);
+	if (ll->verdict != 0)
+		return;
+	p = pk->data + off;
+	ll->p = p;
+	ll->len = len;
+	/* What itch_feed_whole() and itch_feed_in_order() ask, the places kept on the way. */
+	if (itch_mold_header(p, len, &seq, &count) != 0 || count == ITCH_MOLD_HEARTBEAT ||
+			count == ITCH_MOLD_END || count > ITCH_LL_MAX || !itch_feed_in_order(f, seq, count))
+		return;
+	for (int i = 0; i < 10; i++)
+		if (p[i] != f->session[i])
+			return;
+	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
+		ll->moff[k] = (uint16_t)(m - p);
+		ll->mlen[k] = (uint16_t)n;
+	}
+	if (k != count)
+		return;
+	ll->seq = seq;
+	ll->count = count;
+	ll->fast = 1;
+}
+
+/* Step 2, lane @p lane: messages lane, lane + 32, ... decoded; the adds among them counted. */
+GNIO_HD static inline void
+itch_ll_decode(struct itch_ll *ll, uint32_t lane)
+{
+	uint32_t adds = 0;
+
+	for (uint32_t k = lane; k < ll->count; k += ITCH_LL_LANES) {
+		struct itch_msg *d = &ll->msg[k];
+
+		itch_decode(ll->p + ll->moff[k], ll->mlen[k], d);
+		adds += d->status == ITCH_MSG_OK && (d->type == 'A' || d->type == 'F' || d->type == 'U');
+		ll->evf[k] = 0;
+	}
+	ll->adds[lane] = adds;
+}
+
+/*
+ * Lane 0, step 3: can each shard go on its own lane? Only when no add of the
+ * packet can be refused, however they interleave: the live orders and levels
+ * of every shard plus all its adds stay below the capacities (the check of
+ * itch_add() and itch_level_get() then never fires).
+ */
+GNIO_HD static inline void
+itch_ll_plan(const struct itch_feed *f, struct itch_ll *ll)
+{
+	uint64_t adds = 0;
+
+	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
+		adds += ll->adds[l];
+	ll->par = f->live_orders + adds + 1 < f->book[0].order_cap && f->live_levels + adds < f->book[0].level_cap;
+}
+
+/* Step 4, lane @p lane: the messages of its shards, in order (all of them by lane 0 when not par). */
+GNIO_HD static inline void
+itch_ll_apply(struct itch_feed *f, struct itch_ll *ll, uint32_t lane)
+{
+	if (!ll->par) {
+		if (lane == 0)
+			for (uint32_t k = 0; k < ll->count; k++)
+				ll->evf[k] = itch_feed_apply_msg(f, &ll->msg[k], ll->seq + k, &ll->ev[k]) == 1;
+		return;
+	}
+	for (uint32_t s = lane; s < f->nb_shards; s += ITCH_LL_LANES) {
+		struct itch_book *b = &f->book[s];
+
+		/* (What the others hold counts only for a refusal, which cannot come here.) */
+		b->other_orders = f->live_orders - b->live_orders;
+		b->other_levels = f->live_levels - b->live_levels;
+		for (uint32_t k = 0; k < ll->count; k++)
+			if (ll->msg[k].locate % f->nb_shards == s)
+				ll->evf[k] = itch_apply_msg(b, &ll->msg[k], ll->seq + k, &ll->ev[k]) == 1;
+	}
+}
+
+/*
+ * Lane 0, step 5: the shards' live orders and levels summed (par), the packet
+ * taken (itch_feed_take()), each event given the packet's RX time @p rx_tsc.
+ */
+GNIO_HD static inline void
+itch_ll_done(struct itch_feed *f, struct itch_ll *ll, uint64_t now_ns, uint64_t rx_tsc)
+{
+	if (ll->par) {
+		uint32_t orders = 0, levels = 0;
+
+		for (uint32_t s = 0; s < f->nb_shards; s++) {
+			orders += f->book[s].live_orders;
+			levels += f->book[s].live_levels;
+		}
+		f->live_orders = orders;
+		f->live_levels = levels;
+	}
+	for (uint32_t k = 0; k < ll->count; k++)
+		ll->ev[k].rx_tsc = rx_tsc;
+	itch_feed_take(f, 1, ll->seq + ll->count, now_ns);
+	ll->fast_pkts++;
+	ll->serial_pkts += !ll->par;
+}
+
+/* Lane 0: a packet the lanes do not take, through the CPU path's receiver as it is. */
+GNIO_HD static inline uint16_t
+itch_ll_general(struct itch_state *st, struct itch_ll *ll, struct gnio_pkt *pk, uint64_t now_ns, uint64_t rx_tsc)
+{
+	ll->general_pkts++;
+	st->feed.rx_tsc = rx_tsc;
+	return itch_on_packet(st, pk, now_ns);
+}
+
+#ifndef __CUDA_ARCH__
+/*
+ * The steps on the CPU, the lanes one after another in the order @p order
+ * gives for each step (NULL: 0 to 31): the host consumer's function of the
+ * low-latency path, and the tests' (a shuffled order: no lane may depend on
+ * another within a step). @p pk: the packet whole (pk->len == pk->pkt_len).
+ */
+static inline uint16_t
+itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, uint64_t rx_tsc,
+		const uint8_t *order)
+{
+	struct itch_ll *ll = st->ll;
+	struct itch_feed *f = &st->feed;
+
+	itch_ll_look(st, ll, pk);
+	if (ll->verdict != 0)
+		return ll->verdict;
+	if (!ll->fast)
+		return itch_ll_general(st, ll, pk, now_ns, rx_tsc);
+	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
+		itch_ll_decode(ll, order != NULL ? order[l] : l);
+	itch_ll_plan(f, ll);
+	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
+		itch_ll_apply(f, ll, order != NULL ? order[ITCH_LL_LANES + l] : l);
+	itch_ll_done(f, ll, now_ns, rx_tsc);
+	for (uint32_t k = 0; k < ll->count; k++)
+		if (ll->evf[k] && (f->events == NULL || gnio_event_push(f->events, &ll->ev[k]) != 0))
+			f->events_dropped++;
+	return gnio_verdict_drop(GNIO_DROP_HANDLER);
+}
+
+/*
+ * The host consumer's packet function of the low-latency path: a packet
+ * longer than its flagged lines' copy put together first (its segments, in
+ * packet memory), then itch_ll_packet_cpu(); a re-request written over such
+ * a copy goes back into the packet's lines.
+ */
+static inline uint16_t
+itch_ll_host_packet(struct gnio_pkt *pk, void *state)
+{
+	struct itch_state *st = (struct itch_state *)state;
+	struct itch_ll *ll = st->ll;
+	struct gnio_pkt whole = *pk;
+	struct timespec t;
+	uint16_t v;
+
+	if (pk->pkt_len > pk->len) {
+		uint32_t at = pk->len < ITCH_LL_BUF ? pk->len : ITCH_LL_BUF;
+
+		memcpy(ll->buf, pk->data, at);
+		for (uint32_t s = 0; s < pk->nb_segs && at < ITCH_LL_BUF; s++) {
+			uint32_t n = pk->segs[s].len < ITCH_LL_BUF - at ? pk->segs[s].len : ITCH_LL_BUF - at;
+
+			memcpy(ll->buf + at, pk->segs[s].addr, n);
+			at += n;
+		}
+		whole.data = ll->buf;
+		whole.len = at;
+		ll->long_pkts++;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	v = itch_ll_packet_cpu(st, &whole, (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec,
+			gnio_handler_rx_tsc(), NULL);
+	if (whole.data != pk->data && !gnio_verdict_is_drop(v))
+		memcpy(pk->data, whole.data, ITCH_REQ_LEN);
+	return v;
+}
+#endif
+
+#endif /* GNIO_ITCH_LINES_H */
