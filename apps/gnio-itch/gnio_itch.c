@@ -388,6 +388,25 @@ tte_print(uint32_t poll_us)
 			tte[(uint64_t)nb_tte * 999 / 1000] / 1e3);
 }
 
+/*
+ * The low-latency path on the GPU: what its kernel's worker warp spent a
+ * packet waiting for the next one and handling it (the library's figures).
+ */
+static int
+gpu_lines_stats(const struct gnio_pipeline *p)
+{
+	struct gnio_consumer_stats cs;
+	uint64_t n;
+
+	if (gnio_pipeline_consumer_stats(p, 0, &cs) != 0)
+		return -1;
+	n = cs.pkts != 0 ? cs.pkts : cs.items;
+	if (cs.warps != 0 && n != 0)
+		printf(APP ": GPU worker warp, %" PRIu64 " packets: %.2f us a packet handling it, %.2f waiting for "
+				"the next\n", n, (double)cs.work_ns / 1e3 / (double)n, (double)cs.wait_ns / 1e3 / (double)n);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -445,7 +464,8 @@ main(int argc, char **argv)
 			conf.consumer.name = "host";
 			conf.gpu.name = o.gpu != NULL ? o.gpu : "host";
 		} else {
-			conf.consumer.name = "cuda-kernel";
+			/* (The library's persistent consumer, its flagged-line kernel running the handler.) */
+			conf.consumer.name = "cuda";
 			conf.gpu.name = o.gpu;
 			conf.mem.mode = GNIO_MEM_PINNED;
 		}
@@ -600,6 +620,18 @@ main(int argc, char **argv)
 					" of them by one lane: an add could be refused), %" PRIu64 " through the "
 					"receiver's general path, %" PRIu64 " longer than their flagged lines' copy\n",
 					ll->fast_pkts, ll->serial_pkts, ll->general_pkts, ll->long_pkts);
+			if (ll->fast_pkts != 0 && ll->ns_last > ll->ns_first && ll->cyc_last > ll->cyc_first) {
+				/* The GPU's steps, us a packet the lanes took, at the SM clock the run's span gives. */
+				static const char *const step[ITCH_LL_T_COUNT] = { "put together", "looked at",
+					"decoded", "levels asked for and planned", "applied", "done", "events out" };
+				double ghz = (double)(ll->cyc_last - ll->cyc_first) / (double)(ll->ns_last - ll->ns_first);
+
+				printf(APP ": GPU warp, us a packet the lanes took (SM clock %.2f GHz):", ghz);
+				for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)
+					printf("%s %s %.3f", i ? "," : "", step[i],
+							(double)ll->cyc[i] / ghz / 1e3 / (double)ll->fast_pkts);
+				printf("\n");
+			}
 		}
 		if (o.json != NULL) {
 			FILE *j = fopen(o.json, "w");
@@ -624,6 +656,8 @@ main(int argc, char **argv)
 					(double)gnio_hist_quantile(&h, 0.999) * us);
 	}
 	tte_print(o.poll_us);
+	if (o.lines && gpu_lines_stats(p) != 0)
+		ret = 1;
 	gnio_events_counts(ev, &ec);
 	gnio_pipeline_check(p, &chk);
 	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s; "

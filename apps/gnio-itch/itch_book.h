@@ -25,6 +25,18 @@
 
 #include <gnio/gnio_hd.h>
 
+/*
+ * The book's larger steps: inlined everywhere (GNIO_HD), unless the includer
+ * wants them called (ITCH_HD_CALLED: one copy of each in a kernel whose code
+ * must stay small, itch_lines.cu: a persistent warp running all of it for
+ * every packet fetches its instructions again when they pass the SM's caches).
+ */
+#if defined(ITCH_HD_CALLED) && defined(__CUDACC__)
+#define ITCH_HD __host__ __device__ __noinline__
+#else
+#define ITCH_HD GNIO_HD
+#endif
+
 #define ITCH_NONE 0xffffffffu
 #define ITCH_LOCATES 65536u        /* stock locates are 16 bits */
 
@@ -209,7 +221,7 @@ itch_shift(uint32_t i, uint32_t j, uint32_t k)
 /* ---- Orders ---- */
 
 /* The slot of the live order @p ref of stock @p locate, or ITCH_NONE. */
-GNIO_HD static inline uint32_t
+ITCH_HD static inline uint32_t
 itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 {
 	uint32_t m = b->order_cap - 1;
@@ -225,7 +237,7 @@ itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 	return ITCH_NONE;
 }
 
-GNIO_HD static inline void
+ITCH_HD static inline void
 itch_order_remove(struct itch_book *b, uint32_t i)
 {
 	uint32_t m = b->order_cap - 1, j = i;
@@ -269,7 +281,7 @@ itch_level_slot(const struct itch_book *b, uint64_t key)
  * The level of (stock, side, price), made and put in its place if there is
  * none; ITCH_NONE: the levels of all shards are level_cap already.
  */
-GNIO_HD static inline uint32_t
+ITCH_HD static inline uint32_t
 itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price)
 {
 	uint32_t s = itch_level_slot(b, itch_level_key(locate, side, price)), l, prev, cur;
@@ -308,7 +320,7 @@ itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t pri
 }
 
 /* Level @p l loses or gains shares and orders; one left with no order goes. */
-GNIO_HD static inline void
+ITCH_HD static inline void
 itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
 {
 	struct itch_level *v = &b->levels[l];
@@ -373,7 +385,7 @@ struct itch_msg {
 };
 
 /* Decode message @p m of @p n bytes into @p d. */
-GNIO_HD static inline void
+ITCH_HD static inline void
 itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 {
 	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0;
@@ -427,7 +439,7 @@ itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
  * Add order @p ref: refused (book_full) when either table is full. An add of a
  * reference live in its stock, of reference 0 or of no shares changes nothing.
  */
-GNIO_HD static inline void
+ITCH_HD static inline void
 itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
 {
 	uint32_t m = b->order_cap - 1, i, l;
@@ -535,7 +547,7 @@ itch_event_fill(struct itch_event *ev, const struct itch_msg *d, uint64_t seq, u
  * A message changes one side of one stock (a replace keeps the side), so
  * only that side is compared before and after.
  */
-GNIO_HD static inline int
+ITCH_HD static inline int
 itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
 {
 	uint32_t locate = d->locate, o = ITCH_NONE, side;

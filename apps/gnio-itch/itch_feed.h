@@ -293,8 +293,9 @@ itch_feed_gap(struct itch_feed *f, uint64_t to, uint64_t now_ns)
 GNIO_HD static inline int
 itch_feed_in_order(const struct itch_feed *f, uint64_t seq, uint32_t count)
 {
-	return f->have_session && f->gap_since_ns == 0 && f->pend_hi == 0 && f->end_seq == 0 && seq == f->next &&
-		f->gap_to <= seq + count;
+	/* (Each test made whatever the others gave: every field read at once, not one after another's test.) */
+	return (f->have_session != 0) & (f->gap_since_ns == 0) & (f->pend_hi == 0) & (f->end_seq == 0) &
+		(seq == f->next) & (f->gap_to <= seq + count);
 }
 
 /*

@@ -15,7 +15,17 @@
  */
 #include <gnio/device/gnio_kernels.cuh>
 
+/* The book's steps called, one copy each (itch_book.h): the SASS inlined everything, 315 KB. */
+#define ITCH_HD_CALLED 1
 #include "itch_lines.h"
+
+/* A packet the lanes do not take: the receiver's general path, a call (its code apart). */
+__device__ __noinline__ static uint16_t
+itch_ll_general_call(struct itch_state *st, struct itch_ll *ll, struct gnio_pkt *pk, uint64_t now_ns,
+		uint64_t rx_tsc)
+{
+	return itch_ll_general(st, ll, pk, now_ns, rx_tsc);
+}
 
 /*
  * A packet longer than its flagged lines' copy, put together in ll->buf by the
@@ -66,15 +76,16 @@ itch_ll_gather(struct itch_ll *ll, const struct gnio_pkt *pk, unsigned int lane)
  * after a system-scope fence, their sequence words.
  */
 __device__ static void
-itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct gnio_event_ring *ev, unsigned int lane)
+itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct itch_llp *pp, const struct gnio_event_ring *ev,
+		unsigned int lane)
 {
 	uint32_t total = 0, first = 0, got = 0, run;
 	unsigned int lt = (1u << lane) - 1;
 
-	for (uint32_t base = 0; base < ll->count; base += 32) {
+	for (uint32_t base = 0; base < pp->count; base += 32) {
 		uint32_t k = base + lane;
 
-		total += __popc(__ballot_sync(0xffffffffu, k < ll->count && ll->evf[k]));
+		total += __popc(__ballot_sync(0xffffffffu, k < pp->count && pp->evf[k]));
 	}
 	if (total == 0)
 		return;
@@ -104,9 +115,9 @@ itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct gnio_event_ri
 	first = __shfl_sync(0xffffffffu, first, 0);
 	got = __shfl_sync(0xffffffffu, got, 0);
 	run = 0;
-	for (uint32_t base = 0; base < ll->count; base += 32) {
+	for (uint32_t base = 0; base < pp->count; base += 32) {
 		uint32_t k = base + lane;
-		bool fl = k < ll->count && ll->evf[k];
+		bool fl = k < pp->count && pp->evf[k];
 		uint32_t bal = __ballot_sync(0xffffffffu, fl), pos = run + __popc(bal & lt);
 
 		if (fl && pos < got) {
@@ -114,9 +125,9 @@ itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct gnio_event_ri
 
 			if (ev->rec_size == sizeof(struct itch_event) && ((uintptr_t)dst & 15) == 0) {
 				for (uint32_t q = 0; q < sizeof(struct itch_event) / 16; q++)
-					((uint4 *)dst)[q] = ((const uint4 *)&ll->ev[k])[q];
+					((uint4 *)dst)[q] = ((const uint4 *)&pp->ev[k])[q];
 			} else {
-				memcpy(dst, &ll->ev[k], ev->rec_size);
+				memcpy(dst, &pp->ev[k], ev->rec_size);
 			}
 		}
 		run += __popc(bal);
@@ -124,15 +135,24 @@ itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct gnio_event_ri
 	/* Every record, then the sequence words (the CPU reads a record once its word says so). */
 	__threadfence_system();
 	run = 0;
-	for (uint32_t base = 0; base < ll->count; base += 32) {
+	for (uint32_t base = 0; base < pp->count; base += 32) {
 		uint32_t k = base + lane;
-		bool fl = k < ll->count && ll->evf[k];
+		bool fl = k < pp->count && pp->evf[k];
 		uint32_t bal = __ballot_sync(0xffffffffu, fl), pos = run + __popc(bal & lt);
 
 		if (fl && pos < got)
 			((volatile uint32_t *)ev->seq)[(first + pos) & ev->mask] = first + pos + 1;
 		run += __popc(bal);
 	}
+}
+
+/* The worker warp's packet scratch, in shared memory (a slot for each warp of the kernel's block). */
+__device__ static struct itch_llp *
+itch_llp_of_warp(void)
+{
+	__shared__ struct itch_llp sp[GNIO_CUDA_PERSISTENT_THREADS / 32];
+
+	return &sp[(threadIdx.x / 32) % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
 }
 
 struct itch_lines_h {
@@ -171,28 +191,34 @@ struct itch_lines_h {
 	{
 		struct itch_state *st = (struct itch_state *)state;
 		struct itch_ll *ll = st->ll;
+		struct itch_llp *pp = itch_llp_of_warp();
 		struct itch_feed *f = &st->feed;
 		struct gnio_pkt whole = *pk;
 		uint64_t tsc = gnio_lines_rx_tsc(), now = gnio_shm_dev_time_ns();
 		uint16_t v = gnio_verdict_drop(GNIO_DROP_HANDLER);
 
+		long long t[ITCH_LL_T_COUNT + 1];
+
 		(void)c;
+		t[0] = clock64();
 		if (pk->pkt_len > pk->len) {
 			whole.len = itch_ll_gather(ll, pk, lane);
 			whole.data = ll->buf;
 		}
+		t[1] = clock64();
 		if (lane == 0) {
 			ll->long_pkts += whole.data != pk->data;
 			if (f->events != NULL && ll->evr.rec == NULL)
 				ll->evr = *f->events;        /* the channel's view, read once */
-			itch_ll_look(st, ll, &whole);
+			itch_ll_look(st, pp, &whole);
 		}
 		__syncwarp();
-		if (ll->verdict != 0)
-			return ll->verdict;
-		if (!ll->fast) {
+		t[2] = clock64();
+		if (pp->verdict != 0)
+			return pp->verdict;
+		if (!pp->fast) {
 			if (lane == 0) {
-				v = itch_ll_general(st, ll, &whole, now, tsc);
+				v = itch_ll_general_call(st, ll, &whole, now, tsc);
 				/* A re-request written over a long packet's copy: back into the packet's lines. */
 				if (whole.data != pk->data && !gnio_verdict_is_drop(v))
 					for (uint32_t i = 0; i < ITCH_REQ_LEN; i++)
@@ -201,17 +227,34 @@ struct itch_lines_h {
 			__syncwarp();
 			return v;
 		}
-		itch_ll_decode(ll, lane);
+		itch_ll_decode(f, pp, lane);
 		__syncwarp();
+		t[3] = clock64();
+		itch_ll_ahead(f, pp, lane);
 		if (lane == 0)
-			itch_ll_plan(f, ll);
+			itch_ll_plan(f, pp);
 		__syncwarp();
-		itch_ll_apply(f, ll, lane);
+		t[4] = clock64();
+		itch_ll_apply(f, pp, lane);
 		__syncwarp();
+		t[5] = clock64();
 		if (lane == 0)
-			itch_ll_done(f, ll, now, tsc);
+			itch_ll_done(f, ll, pp, now, tsc);
 		__syncwarp();
-		itch_ll_push(f, ll, f->events != NULL ? &ll->evr : NULL, lane);
+		t[6] = clock64();
+		itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
+		t[7] = clock64();
+		if (lane == 0) {
+			/* (The figures: written after the packet's events are out, off their path.) */
+			for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)
+				ll->cyc[i] += (uint64_t)(t[i + 1] - t[i]);
+			if (ll->cyc_first == 0) {
+				ll->cyc_first = (uint64_t)t[0];
+				ll->ns_first = now;
+			}
+			ll->cyc_last = (uint64_t)t[7];
+			ll->ns_last = gnio_shm_dev_time_ns();
+		}
 		return v;
 	}
 };

@@ -37,29 +37,107 @@
 #include "itch_state.h"
 
 #define ITCH_LL_LANES 32u
-#define ITCH_LL_MAX 1024u       /* messages of a packet the lanes take (more: itch_ll_general()) */
+#define ITCH_LL_MAX 64u         /* messages of a packet the lanes take (more: itch_ll_general()) */
 #define ITCH_LL_BUF 16384u      /* bytes of a packet past the flagged lines' copy, put together here */
 
-/* The lanes' scratch: what lane 0 saw of the packet, each message decoded, its event. */
-struct itch_ll {
+/* The GPU's timed steps of a packet the lanes take: put together (long ones), looked at, decoded, planned, applied, done, pushed. */
+enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_DECODE, ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE,
+	ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
+
+/*
+ * A packet's scratch, the lanes': what lane 0 saw of it, each message decoded,
+ * its event (on the GPU in the worker warp's shared memory).
+ */
+struct itch_llp {
 	const uint8_t *p;               /* the MoldUDP64 payload */
 	uint64_t seq;                   /* its first message's sequence number */
 	uint32_t len, count;            /* its bytes, its messages */
 	uint32_t fast;                  /* 1: the lanes take it; 0: itch_ll_general() (or verdict) */
 	uint32_t par;                   /* 1: each shard by a lane; 0: every message by lane 0 */
 	uint16_t verdict;               /* not 0: not the feed's, or cut short (itch_payload()) */
-	uint16_t pad;
-	uint32_t ev_cons;               /* the GPU: the event channel's consumed, as last read */
-	struct gnio_event_ring evr;     /* the GPU: the channel's view, read once (evr.rec NULL: not yet) */
+	uint16_t pad[3];
 	uint32_t adds[ITCH_LL_LANES];   /* each lane's adds (A, F, U) */
-	/* Figures: packets the lanes took (of them, one lane alone), the general path's, long ones. */
-	uint64_t fast_pkts, serial_pkts, general_pkts, long_pkts;
 	uint16_t moff[ITCH_LL_MAX], mlen[ITCH_LL_MAX];   /* each message's place in the payload, its bytes */
 	uint8_t evf[ITCH_LL_MAX];       /* has message k an event */
 	struct itch_msg msg[ITCH_LL_MAX] __attribute__((aligned(16)));
 	struct itch_event ev[ITCH_LL_MAX] __attribute__((aligned(64)));
+};
+
+/* The path's own state, after the feed's tables. */
+struct itch_ll {
+	uint32_t ev_cons;               /* the GPU: the event channel's consumed, as last read */
+	uint32_t pad;
+	struct gnio_event_ring evr;     /* the GPU: the channel's view, read once (evr.rec NULL: not yet) */
+	/* Figures: packets the lanes took (of them, one lane alone), the general path's, long ones. */
+	uint64_t fast_pkts, serial_pkts, general_pkts, long_pkts;
+	/* The GPU: SM cycles in each step (ITCH_LL_T_*), summed over the packets the lanes took; the run's span. */
+	uint64_t cyc[8], cyc_first, cyc_last, ns_first, ns_last;
+	struct itch_llp pk;             /* the CPU's packet scratch (the GPU's is in shared memory) */
 	uint8_t buf[ITCH_LL_BUF] __attribute__((aligned(16)));
 };
+
+/* Ask for the line at @p a before it is needed (on the GPU into L1: the lanes share it). */
+GNIO_HD static inline void
+itch_ll_pf(const void *a)
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("prefetch.global.L1 [%0];" : : "l"(a));
+#else
+	__builtin_prefetch(a);
+#endif
+}
+
+/*
+ * The lines decoded message @p d will look up first (itch_book_prefetch()'s,
+ * from the decoded message): its order's home slot (U: the new one's too); an
+ * add's level index slot; its stock's best levels. Asked for by every lane for
+ * its messages at once, so that the lane applying them finds them there.
+ */
+GNIO_HD static inline void
+itch_ll_prefetch(const struct itch_book *b, const struct itch_msg *d)
+{
+	uint32_t om = b->order_cap - 1;
+
+	if (d->status != ITCH_MSG_OK)
+		return;
+	switch (d->type) {
+	case 'A': case 'F':
+		itch_ll_pf(&b->orders[itch_hash64(d->ref) & om]);
+		itch_ll_pf(&b->lindex[itch_hash64(itch_level_key(d->locate, d->side, d->price)) &
+				(2 * b->level_cap - 1)]);
+		itch_ll_pf(&b->head[d->locate * 2u]);
+		break;
+	case 'U':
+		itch_ll_pf(&b->orders[itch_hash64(d->ref2) & om]);
+		/* fall through */
+	case 'E': case 'C': case 'X': case 'D':
+		itch_ll_pf(&b->orders[itch_hash64(d->ref) & om]);
+		itch_ll_pf(&b->head[d->locate * 2u]);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The second wave, once the first's lines are there: the levels they point at (itch_book_prefetch2()'s). */
+GNIO_HD static inline void
+itch_ll_prefetch2(const struct itch_book *b, const struct itch_msg *d)
+{
+	uint32_t i, l;
+
+	if (d->status != ITCH_MSG_OK || d->type == 'R')
+		return;
+	for (uint32_t side = 0; side < 2; side++) {
+		l = b->head[d->locate * 2u + side];
+		if (l != ITCH_NONE)
+			itch_ll_pf(&b->levels[l]);
+	}
+	if (d->type != 'E' && d->type != 'C' && d->type != 'X' && d->type != 'D' && d->type != 'U')
+		return;
+	i = itch_hash64(d->ref) & (b->order_cap - 1);
+	if (d->ref != 0 && b->orders[i].ref == d->ref)
+		itch_ll_pf(&b->levels[b->orders[i].level]);
+}
 
 /*
  * Lane 0, step 1: is packet @p pk the feed's, whole, next in order? Sets
@@ -67,52 +145,65 @@ struct itch_ll {
  * messages' places.
  */
 GNIO_HD static inline void
-itch_ll_look(const struct itch_state *st, struct itch_ll *ll, const struct gnio_pkt *pk)
+itch_ll_look(const struct itch_state *st, struct itch_llp *pp, const struct gnio_pkt *pk)
 {
 	const struct itch_feed *f = &st->feed;
-	uint32_t off = 0, len = 0, count, at = ITCH_MOLD_HDR, n, k;
+	uint32_t off = 0, len = 0, count, at = ITCH_MOLD_HDR, n, k, same = 1;
 	const uint8_t *p, *m;
 	uint64_t seq;
 
-	ll->fast = 0;
-	ll->verdict = itch_payload(st, pk, &off, &len);
-	if (ll->verdict != 0)
+	pp->fast = 0;
+	pp->verdict = itch_payload(st, pk, &off, &len);
+	if (pp->verdict != 0)
 		return;
 	p = pk->data + off;
-	ll->p = p;
-	ll->len = len;
+	pp->p = p;
+	pp->len = len;
 	/* What itch_feed_whole() and itch_feed_in_order() ask, the places kept on the way. */
 	if (itch_mold_header(p, len, &seq, &count) != 0 || count == ITCH_MOLD_HEARTBEAT ||
 			count == ITCH_MOLD_END || count > ITCH_LL_MAX || !itch_feed_in_order(f, seq, count))
 		return;
 	for (int i = 0; i < 10; i++)
-		if (p[i] != f->session[i])
-			return;
+		same &= p[i] == f->session[i];     /* (every byte read at once: no test between loads) */
+	if (!same)
+		return;
 	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
-		ll->moff[k] = (uint16_t)(m - p);
-		ll->mlen[k] = (uint16_t)n;
+		pp->moff[k] = (uint16_t)(m - p);
+		pp->mlen[k] = (uint16_t)n;
 	}
 	if (k != count)
 		return;
-	ll->seq = seq;
-	ll->count = count;
-	ll->fast = 1;
+	pp->seq = seq;
+	pp->count = count;
+	pp->fast = 1;
 }
 
-/* Step 2, lane @p lane: messages lane, lane + 32, ... decoded; the adds among them counted. */
+/*
+ * Step 2, lane @p lane: messages lane, lane + 32, ... decoded, the adds among
+ * them counted, and their first lines asked for (itch_ll_prefetch()).
+ */
 GNIO_HD static inline void
-itch_ll_decode(struct itch_ll *ll, uint32_t lane)
+itch_ll_decode(const struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 {
 	uint32_t adds = 0;
 
-	for (uint32_t k = lane; k < ll->count; k += ITCH_LL_LANES) {
-		struct itch_msg *d = &ll->msg[k];
+	for (uint32_t k = lane; k < pp->count; k += ITCH_LL_LANES) {
+		struct itch_msg *d = &pp->msg[k];
 
-		itch_decode(ll->p + ll->moff[k], ll->mlen[k], d);
+		itch_decode(pp->p + pp->moff[k], pp->mlen[k], d);
 		adds += d->status == ITCH_MSG_OK && (d->type == 'A' || d->type == 'F' || d->type == 'U');
-		ll->evf[k] = 0;
+		pp->evf[k] = 0;
+		itch_ll_prefetch(&f->book[d->locate % f->nb_shards], d);
 	}
-	ll->adds[lane] = adds;
+	pp->adds[lane] = adds;
+}
+
+/* Step 2b, lane @p lane: the second wave of its messages' lines (itch_ll_prefetch2()). */
+GNIO_HD static inline void
+itch_ll_ahead(const struct itch_feed *f, const struct itch_llp *pp, uint32_t lane)
+{
+	for (uint32_t k = lane; k < pp->count; k += ITCH_LL_LANES)
+		itch_ll_prefetch2(&f->book[pp->msg[k].locate % f->nb_shards], &pp->msg[k]);
 }
 
 /*
@@ -122,34 +213,45 @@ itch_ll_decode(struct itch_ll *ll, uint32_t lane)
  * itch_add() and itch_level_get() then never fires).
  */
 GNIO_HD static inline void
-itch_ll_plan(const struct itch_feed *f, struct itch_ll *ll)
+itch_ll_plan(const struct itch_feed *f, struct itch_llp *pp)
 {
 	uint64_t adds = 0;
 
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
-		adds += ll->adds[l];
-	ll->par = f->live_orders + adds + 1 < f->book[0].order_cap && f->live_levels + adds < f->book[0].level_cap;
+		adds += pp->adds[l];
+	pp->par = f->live_orders + adds + 1 < f->book[0].order_cap && f->live_levels + adds < f->book[0].level_cap;
 }
 
 /* Step 4, lane @p lane: the messages of its shards, in order (all of them by lane 0 when not par). */
 GNIO_HD static inline void
-itch_ll_apply(struct itch_feed *f, struct itch_ll *ll, uint32_t lane)
+itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 {
-	if (!ll->par) {
+	if (!pp->par) {
 		if (lane == 0)
-			for (uint32_t k = 0; k < ll->count; k++)
-				ll->evf[k] = itch_feed_apply_msg(f, &ll->msg[k], ll->seq + k, &ll->ev[k]) == 1;
+			for (uint32_t k = 0; k < pp->count; k++)
+				pp->evf[k] = itch_feed_apply_msg(f, &pp->msg[k], pp->seq + k, &pp->ev[k]) == 1;
 		return;
 	}
 	for (uint32_t s = lane; s < f->nb_shards; s += ITCH_LL_LANES) {
-		struct itch_book *b = &f->book[s];
+		/*
+		 * The shard's own struct (its tables' places, its counts) copied here and
+		 * back: a count stored to the one in the state would send the next read
+		 * of a table's place to L2 again (the GPU's L1 does not keep a line
+		 * written to).
+		 */
+		struct itch_book b = f->book[s];
+		int mine = 0;
 
 		/* (What the others hold counts only for a refusal, which cannot come here.) */
-		b->other_orders = f->live_orders - b->live_orders;
-		b->other_levels = f->live_levels - b->live_levels;
-		for (uint32_t k = 0; k < ll->count; k++)
-			if (ll->msg[k].locate % f->nb_shards == s)
-				ll->evf[k] = itch_apply_msg(b, &ll->msg[k], ll->seq + k, &ll->ev[k]) == 1;
+		b.other_orders = f->live_orders - b.live_orders;
+		b.other_levels = f->live_levels - b.live_levels;
+		for (uint32_t k = 0; k < pp->count; k++)
+			if (pp->msg[k].locate % f->nb_shards == s) {
+				pp->evf[k] = itch_apply_msg(&b, &pp->msg[k], pp->seq + k, &pp->ev[k]) == 1;
+				mine = 1;
+			}
+		if (mine)
+			f->book[s] = b;
 	}
 }
 
@@ -158,9 +260,9 @@ itch_ll_apply(struct itch_feed *f, struct itch_ll *ll, uint32_t lane)
  * taken (itch_feed_take()), each event given the packet's RX time @p rx_tsc.
  */
 GNIO_HD static inline void
-itch_ll_done(struct itch_feed *f, struct itch_ll *ll, uint64_t now_ns, uint64_t rx_tsc)
+itch_ll_done(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, uint64_t now_ns, uint64_t rx_tsc)
 {
-	if (ll->par) {
+	if (pp->par) {
 		uint32_t orders = 0, levels = 0;
 
 		for (uint32_t s = 0; s < f->nb_shards; s++) {
@@ -170,11 +272,11 @@ itch_ll_done(struct itch_feed *f, struct itch_ll *ll, uint64_t now_ns, uint64_t 
 		f->live_orders = orders;
 		f->live_levels = levels;
 	}
-	for (uint32_t k = 0; k < ll->count; k++)
-		ll->ev[k].rx_tsc = rx_tsc;
-	itch_feed_take(f, 1, ll->seq + ll->count, now_ns);
+	for (uint32_t k = 0; k < pp->count; k++)
+		pp->ev[k].rx_tsc = rx_tsc;
+	itch_feed_take(f, 1, pp->seq + pp->count, now_ns);
 	ll->fast_pkts++;
-	ll->serial_pkts += !ll->par;
+	ll->serial_pkts += !pp->par;
 }
 
 /* Lane 0: a packet the lanes do not take, through the CPU path's receiver as it is. */
@@ -198,21 +300,24 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 		const uint8_t *order)
 {
 	struct itch_ll *ll = st->ll;
+	struct itch_llp *pp = &ll->pk;
 	struct itch_feed *f = &st->feed;
 
-	itch_ll_look(st, ll, pk);
-	if (ll->verdict != 0)
-		return ll->verdict;
-	if (!ll->fast)
+	itch_ll_look(st, pp, pk);
+	if (pp->verdict != 0)
+		return pp->verdict;
+	if (!pp->fast)
 		return itch_ll_general(st, ll, pk, now_ns, rx_tsc);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
-		itch_ll_decode(ll, order != NULL ? order[l] : l);
-	itch_ll_plan(f, ll);
+		itch_ll_decode(f, pp, order != NULL ? order[l] : l);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
-		itch_ll_apply(f, ll, order != NULL ? order[ITCH_LL_LANES + l] : l);
-	itch_ll_done(f, ll, now_ns, rx_tsc);
-	for (uint32_t k = 0; k < ll->count; k++)
-		if (ll->evf[k] && (f->events == NULL || gnio_event_push(f->events, &ll->ev[k]) != 0))
+		itch_ll_ahead(f, pp, order != NULL ? order[l] : l);
+	itch_ll_plan(f, pp);
+	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
+		itch_ll_apply(f, pp, order != NULL ? order[ITCH_LL_LANES + l] : l);
+	itch_ll_done(f, ll, pp, now_ns, rx_tsc);
+	for (uint32_t k = 0; k < pp->count; k++)
+		if (pp->evf[k] && (f->events == NULL || gnio_event_push(f->events, &pp->ev[k]) != 0))
 			f->events_dropped++;
 	return gnio_verdict_drop(GNIO_DROP_HANDLER);
 }
