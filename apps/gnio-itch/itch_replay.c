@@ -12,8 +12,13 @@
  * by the phases the GPU runs, here one after another on the CPU, each phase's
  * items in a shuffled order), for the same files; --batch-shards N: as N of the
  * GPU's blocks do it, each the stocks of its own (locate mod N).
+ * --lines N: gnio-itch's low-latency path instead (itch_lines.h: the receiver,
+ * itch_feed.h, on each packet, and the CPU path's book in N shards applied a
+ * shard a lane, the lanes of each step run here one after another in a new
+ * shuffled order for every packet); the counts in the book file are then the
+ * receiver's (gaps held and given up as gnio-itch does, not an exit).
  * Usage: gnio-itch-replay PCAP [--udp-port N] [--bbo-csv F] [--book-json F] [--depth N]
- *        [--orders N] [--levels N] [--batch] [--batch-shards N]
+ *        [--orders N] [--levels N] [--batch] [--batch-shards N] [--lines N]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,12 +27,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "itch_batch.h"
+#include "itch_lines.h"
 #include "itch_out.h"
 
 struct opts {
 	const char *pcap, *bbo, *json;
-	uint32_t port, depth, orders, levels, batch;
+	uint32_t port, depth, orders, levels, batch, lines;
 };
 
 static void
@@ -80,6 +85,11 @@ parse(int argc, char **argv, struct opts *o)
 			o->orders = pow2_arg("--orders", v);
 		else if (strcmp(a, "--levels") == 0)
 			o->levels = pow2_arg("--levels", v);
+		else if (strcmp(a, "--lines") == 0) {
+			o->lines = (uint32_t)strtoul(v, NULL, 0);
+			if (o->lines == 0 || o->lines > ITCH_MAX_SHARDS)
+				fail("--lines: shards, 1 .. ", "31");
+		}
 		else if (strcmp(a, "--batch-shards") == 0) {
 			o->batch = (uint32_t)strtoul(v, NULL, 0);
 			if (o->batch == 0 || o->batch > ITCH_B_CPU_SHARDS)
@@ -90,7 +100,9 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->pcap == NULL)
 		fail("usage: gnio-itch-replay PCAP [--udp-port N] [--bbo-csv F] [--book-json F] [--depth N] "
-				"[--orders N] [--levels N] [--batch] [--batch-shards N]", NULL);
+				"[--orders N] [--levels N] [--batch] [--batch-shards N] [--lines N]", NULL);
+	if (o->batch && o->lines)
+		fail("--batch and --lines: one book at a time", NULL);
 	if (o->depth == 0)
 		fail("--depth: at least 1", NULL);
 }
@@ -145,6 +157,95 @@ apply_batch(struct itch_pbook *pb, uint32_t ns, struct pending *p, struct out *o
 	free(tsc);
 }
 
+/* --lines: the event channel, in plain memory (gnio_events.h's protocol, drained here after each packet). */
+#define EV_SLOTS (1u << 16)
+static uint32_t ev_reserve, ev_dropped, ev_consumed, ev_seq[EV_SLOTS];
+static struct itch_event ev_rec[EV_SLOTS];
+static const struct gnio_event_ring ev_ring = { &ev_reserve, &ev_dropped, &ev_consumed, ev_seq,
+	(uint8_t *)ev_rec, EV_SLOTS - 1, sizeof(struct itch_event) };
+
+static void
+ev_drain(struct out *out)
+{
+	while (ev_seq[ev_consumed & (EV_SLOTS - 1)] == ev_consumed + 1) {
+		on_event(out, &ev_rec[ev_consumed & (EV_SLOTS - 1)]);
+		ev_consumed++;
+	}
+}
+
+/* --lines N: a state of N shards (the receiver's too) and the lanes' scratch. */
+static struct itch_state *
+lines_state(const struct opts *o)
+{
+	size_t size = offsetof(struct itch_state, feed) + itch_feed_bytes(o->orders, o->levels, 1u << 12, o->lines);
+	struct itch_state *st = aligned_alloc(64, (size + 63) & ~(size_t)63);
+
+	if (st == NULL)
+		fail("out of memory for the book (--orders, --levels smaller?)", NULL);
+	memset(st, 0, offsetof(struct itch_state, feed));
+	st->udp_port = o->port;
+	st->local_port = o->port;
+	/* (A gap is waited for as long as the run: the pcap holds what fills it, or nothing.) */
+	itch_feed_init(&st->feed, (uintptr_t)&st->feed, o->orders, o->levels, 1u << 12, o->lines, UINT64_MAX / 2,
+			&ev_ring);
+	st->ll = aligned_alloc(64, (sizeof(struct itch_ll) + 63) & ~(size_t)63);
+	if (st->ll == NULL)
+		fail("out of memory for the lanes", NULL);
+	memset(st->ll, 0, sizeof(struct itch_ll));
+	return st;
+}
+
+/* A new shuffled order of the lanes for each of two steps (@p order: 2 * ITCH_LL_LANES). */
+static void
+shuffle_lanes(uint8_t *order, uint64_t *rnd)
+{
+	for (uint32_t h = 0; h < 2; h++) {
+		uint8_t *o = order + h * ITCH_LL_LANES;
+
+		for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
+			o[l] = (uint8_t)l;
+		for (uint32_t l = ITCH_LL_LANES - 1; l > 0; l--) {
+			uint32_t j, t;
+
+			*rnd = *rnd * 6364136223846793005ull + 1442695040888963407ull;
+			j = (uint32_t)(*rnd >> 33) % (l + 1);
+			t = o[l];
+			o[l] = o[j];
+			o[j] = (uint8_t)t;
+		}
+	}
+}
+
+/* --lines: the final book and counts, as gnio-itch writes them; its figures printed. */
+static void
+lines_end(struct itch_state *st, const struct opts *o, const struct out *out, double sec)
+{
+	struct itch_feed *f = &st->feed;
+	struct itch_counts c = { .next_seq = f->next, .packets = f->packets + f->other_session,
+		.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
+	struct itch_book t;
+
+	memcpy(c.session, f->session, 10);
+	itch_feed_totals(f, &t);
+	if (o->json != NULL) {
+		FILE *j = fopen(o->json, "w");
+
+		if (j == NULL)
+			fail("cannot write ", o->json);
+		if (itch_write_json(j, f->book, f->nb_shards, o->depth, &c) != 0)
+			fail("out of memory", NULL);
+		if (fclose(j) != 0)
+			fail("cannot write ", o->json);
+	}
+	printf("gnio-itch-replay: %" PRIu64 " packets (%" PRIu64 " duplicates), %" PRIu64 " messages, %" PRIu64
+			" BBO events, %u live orders, unknown_ref %" PRIu64 ", book_full %" PRIu64 ", unknown type %"
+			PRIu64 ", malformed %" PRIu64 ", %" PRIu64 " gaps; %.3f s with the pcap read (the low-latency "
+			"path in %u shards, lanes shuffled: %" PRIu64 " packets by the lanes, %" PRIu64 " of them by "
+			"one, %" PRIu64 " through the general path)\n", f->packets, f->duplicates, t.messages,
+			out->events, t.live_orders, t.unknown_ref, t.book_full, t.unknown_type, f->malformed + t.malformed,
+			f->gaps, sec, f->nb_shards, st->ll->fast_pkts, st->ll->serial_pkts, st->ll->general_pkts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -162,6 +263,43 @@ main(int argc, char **argv)
 	void *mem;
 
 	parse(argc, argv, &o);
+	if (o.lines) {
+		/* The low-latency path: every packet as gnio-itch --lines takes it. */
+		struct itch_state *st = lines_state(&o);
+		uint8_t order[2 * ITCH_LL_LANES];
+		uint64_t rnd = 1, now = 0;
+
+		f = fopen(o.pcap, "rb");
+		if (f == NULL)
+			fail("cannot open ", o.pcap);
+		if (fread(hdr, 1, 24, f) != 24 || !(hdr[0] == 0xd4 && hdr[1] == 0xc3 && hdr[2] == 0xb2 &&
+				hdr[3] == 0xa1))
+			fail("not a little-endian microsecond pcap: ", o.pcap);
+		if (o.bbo != NULL && (out.bbo = fopen(o.bbo, "w")) == NULL)
+			fail("cannot write ", o.bbo);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (fread(rec, 1, 16, f) == 16) {
+			uint32_t len = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 | (uint32_t)rec[10] << 16 |
+				(uint32_t)rec[11] << 24;
+			struct gnio_pkt pk = { .data = pkt, .len = len, .pkt_len = len };
+
+			if (len > sizeof(pkt) || fread(pkt, 1, len, f) != len)
+				fail("a cut record in ", o.pcap);
+			shuffle_lanes(order, &rnd);
+			itch_ll_packet_cpu(st, &pk, now += 1000, 0, order);
+			ev_drain(&out);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		fclose(f);
+		if (out.bbo != NULL && fclose(out.bbo) != 0)
+			fail("cannot write ", o.bbo);
+		lines_end(st, &o, &out, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		/* (Every event drained after its packet: none may have been refused.) */
+		messages = ev_dropped + st->feed.events_dropped;
+		free(st->ll);
+		free(st);
+		return messages != 0;
+	}
 	if (o.batch) {
 		mem = calloc(1, itch_pb_bytes(o.orders, o.levels) + ITCH_LOCATE_BYTES);
 		if (mem == NULL)

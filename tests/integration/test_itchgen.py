@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """gnio-itchgen, the ITCH 5.0 / MoldUDP64 feed generator and reference book of gnio-itch,
 and gnio-itch's own books (itch_book.h, and with --batch the GPU path's, itch_batch.h, its
-phases run on the CPU; both through gnio-itch-replay): the same BBO events byte for byte and
+phases run on the CPU, and with --lines the low-latency path's steps, lanes shuffled; all through
+gnio-itch-replay): the same BBO events byte for byte and
 the same final book as the reference, duplicates skipped; malformed packets
 (counts and lengths beyond the packet, zero-length messages, cut headers, unknown types,
 wrong lengths) counted, never read past (the sanitizer build runs this too). The generator:
@@ -198,6 +199,23 @@ def main():
         ck.check(r9.returncode == 0 and r10.returncode == 0 and book9["book_full"] > 0 and
                  (bbo10, book10) == (bbo9, book9), "itch_batch.h, %s: book_full %s, the same events and "
                  "book as itch_book.h" % (" ".join(small), book9.get("book_full")))
+    # The low-latency path (itch_lines.h), its steps with the lanes in a new shuffled order for every
+    # packet (on the GPU they run at once), the CPU path's book in shards: the same events and book; with
+    # tables too small, the same as itch_book.h whole (packets whose adds could be refused by one lane).
+    fit = ["--orders", "65536", "--levels", "16384"]
+    for shards in ("31", "3"):
+        r11, bbo11, book11 = replay(f1["pcap"], d, "lines", "--depth", "100000", "--lines", shards, *fit)
+        print(r11.stdout.strip())
+        ck.check(r11.returncode == 0 and bbo11 == open(f1["bbo"]).read() and book11 == book,
+                 "itch_lines.h, %s shard(s), lanes shuffled: the same BBO events, final book and counts" % shards)
+    for small in (["--orders", "1024", "--levels", "16384"], ["--orders", "65536", "--levels", "128"]):
+        r12, bbo12, book12 = replay(f1["pcap"], d, "small-whole", *small)
+        r13, bbo13, book13 = replay(f1["pcap"], d, "small-lines", "--lines", "7", *small)
+        print(r13.stdout.strip())
+        ck.check(r12.returncode == 0 and r13.returncode == 0 and book12["book_full"] > 0 and
+                 (bbo13, book13) == (bbo12, book12) and " 0 of them by one" not in r13.stdout,
+                 "itch_lines.h, %s: book_full %s, the same events and book as itch_book.h, some packets by one "
+                 "lane" % (" ".join(small), book12.get("book_full")))
     malformed(d, ck)
     malformed(d, ck, "--batch")
     # Bad input.
