@@ -157,6 +157,36 @@ apply_batch(struct itch_pbook *pb, uint32_t ns, struct pending *p, struct out *o
 	free(tsc);
 }
 
+/* Open the pcap (little-endian, microseconds) and --bbo-csv. */
+static FILE *
+pcap_open(const struct opts *o, struct out *out)
+{
+	FILE *f = fopen(o->pcap, "rb");
+	uint8_t hdr[24];
+
+	if (f == NULL)
+		fail("cannot open ", o->pcap);
+	if (fread(hdr, 1, 24, f) != 24 || !(hdr[0] == 0xd4 && hdr[1] == 0xc3 && hdr[2] == 0xb2 && hdr[3] == 0xa1))
+		fail("not a little-endian microsecond pcap: ", o->pcap);
+	if (o->bbo != NULL && (out->bbo = fopen(o->bbo, "w")) == NULL)
+		fail("cannot write ", o->bbo);
+	return f;
+}
+
+/* The pcap's next packet into @p pkt (@p cap bytes), its length in *@p len: 1, or 0 at the end. */
+static int
+pcap_next(FILE *f, const struct opts *o, uint8_t *pkt, size_t cap, uint32_t *len)
+{
+	uint8_t rec[16];
+
+	if (fread(rec, 1, 16, f) != 16)
+		return 0;
+	*len = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 | (uint32_t)rec[10] << 16 | (uint32_t)rec[11] << 24;
+	if (*len > cap || fread(pkt, 1, *len, f) != *len)
+		fail("a cut record in ", o->pcap);
+	return 1;
+}
+
 /* --lines: the event channel, in plain memory (gnio_events.h's protocol, drained here after each packet). */
 #define EV_SLOTS (1u << 16)
 static uint32_t ev_reserve, ev_dropped, ev_consumed, ev_seq[EV_SLOTS];
@@ -254,7 +284,7 @@ main(int argc, char **argv)
 	struct itch_pbook pb = { 0 };
 	struct pending pend = { 0 };
 	struct out out = { 0 };
-	uint8_t hdr[24], rec[16], pkt[65536];
+	static uint8_t pkt[65536];
 	uint64_t next = 1, packets = 0, dups = 0, rx_malformed = 0, messages, live;
 	char session[11] = "";
 	FILE *f;
@@ -268,23 +298,13 @@ main(int argc, char **argv)
 		struct itch_state *st = lines_state(&o);
 		uint8_t order[2 * ITCH_LL_LANES];
 		uint64_t rnd = 1, now = 0;
+		uint32_t len;
 
-		f = fopen(o.pcap, "rb");
-		if (f == NULL)
-			fail("cannot open ", o.pcap);
-		if (fread(hdr, 1, 24, f) != 24 || !(hdr[0] == 0xd4 && hdr[1] == 0xc3 && hdr[2] == 0xb2 &&
-				hdr[3] == 0xa1))
-			fail("not a little-endian microsecond pcap: ", o.pcap);
-		if (o.bbo != NULL && (out.bbo = fopen(o.bbo, "w")) == NULL)
-			fail("cannot write ", o.bbo);
+		f = pcap_open(&o, &out);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (fread(rec, 1, 16, f) == 16) {
-			uint32_t len = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 | (uint32_t)rec[10] << 16 |
-				(uint32_t)rec[11] << 24;
+		while (pcap_next(f, &o, pkt, sizeof(pkt), &len)) {
 			struct gnio_pkt pk = { .data = pkt, .len = len, .pkt_len = len };
 
-			if (len > sizeof(pkt) || fread(pkt, 1, len, f) != len)
-				fail("a cut record in ", o.pcap);
 			shuffle_lanes(order, &rnd);
 			itch_ll_packet_cpu(st, &pk, now += 1000, 0, order);
 			ev_drain(&out);
@@ -312,21 +332,14 @@ main(int argc, char **argv)
 			fail("out of memory for the book", NULL);
 		itch_book_init(&b, mem, o.orders, o.levels);
 	}
-	f = fopen(o.pcap, "rb");
-	if (f == NULL)
-		fail("cannot open ", o.pcap);
-	if (fread(hdr, 1, 24, f) != 24 || !(hdr[0] == 0xd4 && hdr[1] == 0xc3 && hdr[2] == 0xb2 && hdr[3] == 0xa1))
-		fail("not a little-endian microsecond pcap: ", o.pcap);
-	if (o.bbo != NULL && (out.bbo = fopen(o.bbo, "w")) == NULL)
-		fail("cannot write ", o.bbo);
+	f = pcap_open(&o, &out);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (fread(rec, 1, 16, f) == 16) {
-		uint32_t len = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 | (uint32_t)rec[10] << 16 |
-			(uint32_t)rec[11] << 24, ihl, at, end, count;
+	for (;;) {
+		uint32_t len, ihl, at, end, count;
 		uint64_t seq, first;
 
-		if (len > sizeof(pkt) || fread(pkt, 1, len, f) != len)
-			fail("a cut record in ", o.pcap);
+		if (!pcap_next(f, &o, pkt, sizeof(pkt), &len))
+			break;
 		/* Ethernet, IPv4, UDP to our port, a MoldUDP64 header: else not ours. */
 		if (len < 14 + 20 + 8 || itch_be16(pkt + 12) != 0x0800 || pkt[23] != 17)
 			continue;
