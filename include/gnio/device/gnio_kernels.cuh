@@ -920,6 +920,7 @@ struct launchers {
  * when the packet being handled was received, the RX lcore's TSC (the clock of
  * gnio_handler_rx_tsc() on the host consumer, rte_rdtsc()), from any lane
  * (the kernel wrote it before the warp's __syncwarp() ahead of the handler).
+ * @return the RX lcore's TSC when the packet's burst was received
  */
 __device__ __forceinline__ uint64_t
 gnio_lines_rx_tsc(void)
