@@ -196,8 +196,7 @@ struct itch_lines_h {
 		struct gnio_pkt whole = *pk;
 		uint64_t tsc = gnio_lines_rx_tsc(), now = gnio_shm_dev_time_ns();
 		uint16_t v = gnio_verdict_drop(GNIO_DROP_HANDLER);
-
-		long long t[ITCH_LL_T_COUNT + 1];
+		long long t[ITCH_LL_T_COUNT + 1];      /* when each step began (clock64()) */
 
 		(void)c;
 		t[0] = clock64();
