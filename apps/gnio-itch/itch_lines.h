@@ -71,7 +71,7 @@ struct itch_ll {
 	/* Figures: packets the lanes took (of them, one lane alone), the general path's, long ones. */
 	uint64_t fast_pkts, serial_pkts, general_pkts, long_pkts;
 	/* The GPU: SM cycles in each step (ITCH_LL_T_*), summed over the packets the lanes took; the run's span. */
-	uint64_t cyc[8], cyc_first, cyc_last, ns_first, ns_last;
+	uint64_t cyc[ITCH_LL_T_COUNT], cyc_first, cyc_last, ns_first, ns_last;
 	struct itch_llp pk;             /* the CPU's packet scratch (the GPU's is in shared memory) */
 	uint8_t buf[ITCH_LL_BUF] __attribute__((aligned(16)));
 };
