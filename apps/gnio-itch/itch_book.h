@@ -9,7 +9,9 @@
  *
  * Orders: an open-addressing table keyed by stock locate and order reference
  * (hashed by the reference; linear probing, deletion by backward shift): an
- * execute, cancel, delete or replace names an order of the message's stock. Price levels: a pool, an index keyed by (stock,
+ * execute, cancel, delete or replace names an order of the message's stock.
+ * An order keeps its stock and side: finding it says where its stock's best
+ * levels are without reading its level first. Price levels: a pool, an index keyed by (stock,
  * side, price) of the same kind, and per stock and side a list sorted best
  * first (bids highest first, asks lowest first): the best level is the head,
  * and a new level is put in place walking from the best, where most activity is.
@@ -24,18 +26,6 @@
 #define GNIO_ITCH_BOOK_H
 
 #include <gnio/gnio_hd.h>
-
-/*
- * The book's larger steps: inlined everywhere (GNIO_HD), unless the includer
- * wants them called (ITCH_HD_CALLED: one copy of each in a kernel whose code
- * must stay small, itch_lines.cu: a persistent warp running all of it for
- * every packet fetches its instructions again when they pass the SM's caches).
- */
-#if defined(ITCH_HD_CALLED) && defined(__CUDACC__)
-#define ITCH_HD __host__ __device__ __noinline__
-#else
-#define ITCH_HD GNIO_HD
-#endif
 
 #define ITCH_NONE 0xffffffffu
 #define ITCH_LOCATES 65536u        /* stock locates are 16 bits */
@@ -91,6 +81,9 @@ struct itch_order {
 	uint64_t ref;        /* 0: a free slot (ITCH order references start at 1) */
 	uint32_t shares;
 	uint32_t level;      /* its price level in the pool */
+	uint16_t locate;     /* its stock */
+	uint8_t side;        /* 0 bid, 1 ask */
+	uint8_t pad[5];
 };
 
 struct itch_level {
@@ -221,7 +214,7 @@ itch_shift(uint32_t i, uint32_t j, uint32_t k)
 /* ---- Orders ---- */
 
 /* The slot of the live order @p ref of stock @p locate, or ITCH_NONE. */
-ITCH_HD static inline uint32_t
+GNIO_HD static inline uint32_t
 itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 {
 	uint32_t m = b->order_cap - 1;
@@ -229,7 +222,7 @@ itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 	if (ref == 0)
 		return ITCH_NONE;       /* 0 marks a free slot: never an order */
 	for (uint32_t i = itch_hash64(ref) & m, n = 0; n < b->order_cap; i = (i + 1) & m, n++) {
-		if (b->orders[i].ref == ref && b->levels[b->orders[i].level].locate == locate)
+		if (b->orders[i].ref == ref && b->orders[i].locate == locate)
 			return i;
 		if (b->orders[i].ref == 0)
 			return ITCH_NONE;
@@ -237,7 +230,7 @@ itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 	return ITCH_NONE;
 }
 
-ITCH_HD static inline void
+GNIO_HD static inline void
 itch_order_remove(struct itch_book *b, uint32_t i)
 {
 	uint32_t m = b->order_cap - 1, j = i;
@@ -281,7 +274,7 @@ itch_level_slot(const struct itch_book *b, uint64_t key)
  * The level of (stock, side, price), made and put in its place if there is
  * none; ITCH_NONE: the levels of all shards are level_cap already.
  */
-ITCH_HD static inline uint32_t
+GNIO_HD static inline uint32_t
 itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price)
 {
 	uint32_t s = itch_level_slot(b, itch_level_key(locate, side, price)), l, prev, cur;
@@ -320,7 +313,7 @@ itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t pri
 }
 
 /* Level @p l loses or gains shares and orders; one left with no order goes. */
-ITCH_HD static inline void
+GNIO_HD static inline void
 itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
 {
 	struct itch_level *v = &b->levels[l];
@@ -384,62 +377,40 @@ struct itch_msg {
 	uint8_t pad[2];
 };
 
-/* Decode message @p m of @p n bytes into @p d. */
-ITCH_HD static inline void
+/*
+ * Decode message @p m of @p n bytes into @p d. Each field's place is worked
+ * out from the type first (0: the type has none, or the message is not whole),
+ * then every field read the same way: threads of a warp decoding messages of
+ * different types take one path.
+ */
+GNIO_HD static inline void
 itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 {
-	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0;
+	uint8_t t = n != 0 ? m[0] : 0;
+	uint32_t len = itch_msg_len(t);
+	int ok = len != 0 && len == n, add = t == 'A' || t == 'F', cut = t == 'E' || t == 'C' || t == 'X';
+	uint32_t at_ref = ok && (add || cut || t == 'D' || t == 'U' || t == 'R') ? 11 : 0;
+	uint32_t at_ref2 = ok && t == 'U' ? 19 : 0;
+	uint32_t at_sh = !ok ? 0 : add ? 20 : cut ? 19 : t == 'U' ? 27 : 0;
+	uint32_t at_px = !ok ? 0 : add ? 32 : t == 'U' ? 31 : 0;
 
-	d->type = n != 0 ? m[0] : 0;
+	d->type = t;
 	d->locate = n >= 3 ? (uint16_t)itch_be16(m + 1) : 0;
 	d->shard = 0;
-	d->side = 0;
-	d->ts = 0;
-	d->ref = d->ref2 = 0;
-	d->shares = d->price = 0;
-	if (n == 0 || len == 0) {
-		d->status = ITCH_MSG_UNKNOWN;
-		return;
-	}
-	if (len != n) {
-		d->status = ITCH_MSG_MALFORMED;
-		return;
-	}
-	d->status = ITCH_MSG_OK;
-	d->ts = itch_be_n(m + 5, 6);
-	switch (d->type) {
-	case 'R':
-		d->ref = itch_be_n(m + 11, 8);
-		break;
-	case 'A': case 'F':
-		d->ref = itch_be_n(m + 11, 8);
-		d->side = m[19] == 'S';
-		d->shares = itch_be32(m + 20);
-		d->price = itch_be32(m + 32);
-		break;
-	case 'E': case 'C': case 'X':
-		d->ref = itch_be_n(m + 11, 8);
-		d->shares = itch_be32(m + 19);
-		break;
-	case 'D':
-		d->ref = itch_be_n(m + 11, 8);
-		break;
-	case 'U':
-		d->ref = itch_be_n(m + 11, 8);
-		d->ref2 = itch_be_n(m + 19, 8);
-		d->shares = itch_be32(m + 27);
-		d->price = itch_be32(m + 31);
-		break;
-	default:
-		break;
-	}
+	d->status = len == 0 ? ITCH_MSG_UNKNOWN : ok ? ITCH_MSG_OK : ITCH_MSG_MALFORMED;
+	d->ts = ok ? itch_be_n(m + 5, 6) : 0;
+	d->ref = at_ref != 0 ? itch_be_n(m + at_ref, 8) : 0;
+	d->ref2 = at_ref2 != 0 ? itch_be_n(m + at_ref2, 8) : 0;
+	d->shares = at_sh != 0 ? itch_be32(m + at_sh) : 0;
+	d->price = at_px != 0 ? itch_be32(m + at_px) : 0;
+	d->side = ok && add ? m[19] == 'S' : 0;
 }
 
 /*
  * Add order @p ref: refused (book_full) when either table is full. An add of a
  * reference live in its stock, of reference 0 or of no shares changes nothing.
  */
-ITCH_HD static inline void
+GNIO_HD static inline void
 itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
 {
 	uint32_t m = b->order_cap - 1, i, l;
@@ -460,6 +431,8 @@ itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint
 	b->orders[i].ref = ref;
 	b->orders[i].shares = shares;
 	b->orders[i].level = l;
+	b->orders[i].locate = (uint16_t)locate;
+	b->orders[i].side = (uint8_t)side;
 	b->live_orders++;
 	b->seen[locate] = 1;
 	itch_level_add(b, l, shares, 1);
@@ -547,7 +520,7 @@ itch_event_fill(struct itch_event *ev, const struct itch_msg *d, uint64_t seq, u
  * A message changes one side of one stock (a replace keeps the side), so
  * only that side is compared before and after.
  */
-ITCH_HD static inline int
+GNIO_HD static inline int
 itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
 {
 	uint32_t locate = d->locate, o = ITCH_NONE, side;
@@ -565,34 +538,33 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 			b->unknown_ref++;
 			return 0;
 		}
-		side = b->levels[b->orders[o].level].side;
+		side = b->orders[o].side;
 	}
+	/* Both sides' best before (the other side's does not change: one read, then both levels at once). */
 	itch_best(b, locate, side, &px0, &sh0);
-	if (t == 'A' || t == 'F') {
-		itch_add(b, d->ref, locate, side, d->shares, d->price);
-	} else if (t == 'D' || t == 'U') {
-		struct itch_order od = b->orders[o];
-
-		itch_order_remove(b, o);
-		itch_level_add(b, od.level, -(int64_t)od.shares, -1);
-		if (t == 'U')
-			itch_add(b, d->ref2, locate, side, d->shares, d->price);
-	} else {
-		/* E, C, X: fewer shares; the order goes with its last one. */
-		uint32_t k = d->shares, l = b->orders[o].level;
+	itch_best(b, locate, side ^ 1, &opx, &osh);
+	if (t != 'A' && t != 'F') {
+		/*
+		 * E, C, X: fewer shares; D, U: all of them; the order goes with its last
+		 * one. (One way for all five: lanes of a warp applying different ones
+		 * take the same branch.)
+		 */
+		uint32_t have = b->orders[o].shares, l = b->orders[o].level, k = d->shares;
 		int gone;
 
-		k = k < b->orders[o].shares ? k : b->orders[o].shares;
-		b->orders[o].shares -= k;
-		gone = b->orders[o].shares == 0;
+		k = t == 'D' || t == 'U' || k > have ? have : k;
+		gone = k == have;
+		b->orders[o].shares = have - k;
 		if (gone)
 			itch_order_remove(b, o);     /* the slot may now hold another order */
 		itch_level_add(b, l, -(int64_t)k, gone ? -1 : 0);
 	}
+	/* A, F: the order; U: the new one, on the old one's side. */
+	if (t == 'A' || t == 'F' || t == 'U')
+		itch_add(b, t == 'U' ? d->ref2 : d->ref, locate, side, d->shares, d->price);
 	itch_best(b, locate, side, &px1, &sh1);
 	if (px0 == px1 && sh0 == sh1)
 		return 0;
-	itch_best(b, locate, side ^ 1, &opx, &osh);
 	itch_event_fill(ev, d, seq, side, px1, sh1, opx, osh);
 	return 1;
 }

@@ -15,8 +15,7 @@
  */
 #include <gnio/device/gnio_kernels.cuh>
 
-/* The book's steps called, one copy each (itch_book.h): the SASS inlined everything, 315 KB. */
-#define ITCH_HD_CALLED 1
+/* (A build knob, to measure against: ITCH_LL_NO_AHEAD, no second wave of prefetches.) */
 #include "itch_lines.h"
 
 /* A packet the lanes do not take: the receiver's general path, a call (its code apart). */
@@ -229,20 +228,24 @@ struct itch_lines_h {
 		itch_ll_decode(f, pp, lane);
 		__syncwarp();
 		t[3] = clock64();
+#ifndef ITCH_LL_NO_AHEAD
 		itch_ll_ahead(f, pp, lane);
+#endif
+		__syncwarp();
+		t[4] = clock64();
 		if (lane == 0)
 			itch_ll_plan(f, pp);
 		__syncwarp();
-		t[4] = clock64();
+		t[5] = clock64();
 		itch_ll_apply(f, pp, lane);
 		__syncwarp();
-		t[5] = clock64();
+		t[6] = clock64();
 		if (lane == 0)
 			itch_ll_done(f, ll, pp, now, tsc);
 		__syncwarp();
-		t[6] = clock64();
-		itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
 		t[7] = clock64();
+		itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
+		t[8] = clock64();
 		if (lane == 0) {
 			/* (The figures: written after the packet's events are out, off their path.) */
 			for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)
@@ -251,7 +254,7 @@ struct itch_lines_h {
 				ll->cyc_first = (uint64_t)t[0];
 				ll->ns_first = now;
 			}
-			ll->cyc_last = (uint64_t)t[7];
+			ll->cyc_last = (uint64_t)t[ITCH_LL_T_COUNT];
 			ll->ns_last = gnio_shm_dev_time_ns();
 		}
 		return v;

@@ -40,9 +40,12 @@
 #define ITCH_LL_MAX 64u         /* messages of a packet the lanes take (more: itch_ll_general()) */
 #define ITCH_LL_BUF 16384u      /* bytes of a packet past the flagged lines' copy, put together here */
 
-/* The GPU's timed steps of a packet the lanes take: put together (long ones), looked at, decoded, planned, applied, done, pushed. */
-enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_DECODE, ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE,
-	ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
+/*
+ * The GPU's timed steps of a packet the lanes take: put together (long ones),
+ * looked at, decoded, second wave asked for, planned, applied, done, pushed.
+ */
+enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_DECODE, ITCH_LL_T_AHEAD, ITCH_LL_T_PLAN, ITCH_LL_T_APPLY,
+	ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
 
 /*
  * A packet's scratch, the lanes': what lane 0 saw of it, each message decoded,
@@ -57,6 +60,8 @@ struct itch_llp {
 	uint16_t verdict;               /* not 0: not the feed's, or cut short (itch_payload()) */
 	uint16_t pad[3];
 	uint32_t adds[ITCH_LL_LANES];   /* each lane's adds (A, F, U) */
+	uint64_t smask[ITCH_LL_LANES];  /* shard s's messages: bit k for message k */
+	int32_t dorders[ITCH_LL_LANES], dlevels[ITCH_LL_LANES];   /* live orders and levels each lane's shard gained */
 	uint16_t moff[ITCH_LL_MAX], mlen[ITCH_LL_MAX];   /* each message's place in the payload, its bytes */
 	uint8_t evf[ITCH_LL_MAX];       /* has message k an event */
 	struct itch_msg msg[ITCH_LL_MAX] __attribute__((aligned(16)));
@@ -75,6 +80,35 @@ struct itch_ll {
 	struct itch_llp pk;             /* the CPU's packet scratch (the GPU's is in shared memory) */
 	uint8_t buf[ITCH_LL_BUF] __attribute__((aligned(16)));
 };
+
+/* A lane a shard (itch_ll_apply()). */
+#ifdef __cplusplus
+static_assert(ITCH_MAX_SHARDS <= ITCH_LL_LANES, "a lane a shard");
+#else
+_Static_assert(ITCH_MAX_SHARDS <= ITCH_LL_LANES, "a lane a shard");
+#endif
+
+/* Message @p k into shard mask @p m (the lanes at once on the GPU: shared memory). */
+GNIO_HD static inline void
+itch_ll_mark(uint64_t *m, uint32_t k)
+{
+#ifdef __CUDA_ARCH__
+	atomicOr((unsigned long long *)m, 1ull << k);
+#else
+	*m |= 1ull << k;
+#endif
+}
+
+/* The lowest message of mask @p m (not 0). */
+GNIO_HD static inline uint32_t
+itch_ll_first(uint64_t m)
+{
+#ifdef __CUDA_ARCH__
+	return (uint32_t)__ffsll((long long)m) - 1;
+#else
+	return (uint32_t)__builtin_ctzll(m);
+#endif
+}
 
 /* Ask for the line at @p a before it is needed (on the GPU into L1: the lanes share it). */
 GNIO_HD static inline void
@@ -173,6 +207,8 @@ itch_ll_look(const struct itch_state *st, struct itch_llp *pp, const struct gnio
 	}
 	if (k != count)
 		return;
+	for (uint32_t s = 0; s < ITCH_LL_LANES; s++)
+		pp->smask[s] = 0;
 	pp->seq = seq;
 	pp->count = count;
 	pp->fast = 1;
@@ -180,7 +216,8 @@ itch_ll_look(const struct itch_state *st, struct itch_llp *pp, const struct gnio
 
 /*
  * Step 2, lane @p lane: messages lane, lane + 32, ... decoded, the adds among
- * them counted, and their first lines asked for (itch_ll_prefetch()).
+ * them counted, each marked in its shard's mask, and their first lines asked
+ * for (itch_ll_prefetch()).
  */
 GNIO_HD static inline void
 itch_ll_decode(const struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
@@ -193,7 +230,9 @@ itch_ll_decode(const struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 		itch_decode(pp->p + pp->moff[k], pp->mlen[k], d);
 		adds += d->status == ITCH_MSG_OK && (d->type == 'A' || d->type == 'F' || d->type == 'U');
 		pp->evf[k] = 0;
-		itch_ll_prefetch(&f->book[d->locate % f->nb_shards], d);
+		d->shard = (uint8_t)(d->locate % f->nb_shards);
+		itch_ll_mark(&pp->smask[d->shard], k);
+		itch_ll_prefetch(&f->book[d->shard], d);
 	}
 	pp->adds[lane] = adds;
 }
@@ -203,7 +242,7 @@ GNIO_HD static inline void
 itch_ll_ahead(const struct itch_feed *f, const struct itch_llp *pp, uint32_t lane)
 {
 	for (uint32_t k = lane; k < pp->count; k += ITCH_LL_LANES)
-		itch_ll_prefetch2(&f->book[pp->msg[k].locate % f->nb_shards], &pp->msg[k]);
+		itch_ll_prefetch2(&f->book[pp->msg[k].shard], &pp->msg[k]);
 }
 
 /*
@@ -222,55 +261,66 @@ itch_ll_plan(const struct itch_feed *f, struct itch_llp *pp)
 	pp->par = f->live_orders + adds + 1 < f->book[0].order_cap && f->live_levels + adds < f->book[0].level_cap;
 }
 
-/* Step 4, lane @p lane: the messages of its shards, in order (all of them by lane 0 when not par). */
+/*
+ * Step 4, lane @p lane: the messages of its shard (lane s: shard s), in order,
+ * taken from the shard's mask (all of them by lane 0 when not par). The lanes
+ * of a warp run the same step of their own messages at once: a packet takes
+ * about as long as its busiest shard's messages, not the sum of all.
+ */
 GNIO_HD static inline void
 itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 {
+	struct itch_book b;
+	uint32_t orders, levels;
+	uint64_t m;
+
 	if (!pp->par) {
 		if (lane == 0)
 			for (uint32_t k = 0; k < pp->count; k++)
 				pp->evf[k] = itch_feed_apply_msg(f, &pp->msg[k], pp->seq + k, &pp->ev[k]) == 1;
 		return;
 	}
-	for (uint32_t s = lane; s < f->nb_shards; s += ITCH_LL_LANES) {
-		/*
-		 * The shard's own struct (its tables' places, its counts) copied here and
-		 * back: a count stored to the one in the state would send the next read
-		 * of a table's place to L2 again (the GPU's L1 does not keep a line
-		 * written to).
-		 */
-		struct itch_book b = f->book[s];
-		int mine = 0;
+	pp->dorders[lane] = pp->dlevels[lane] = 0;
+	if (lane >= f->nb_shards || (m = pp->smask[lane]) == 0)
+		return;
+	/*
+	 * The shard's own struct (its tables' places, its counts) copied here and
+	 * back: a count stored to the one in the state would send the next read
+	 * of a table's place to L2 again (the GPU's L1 does not keep a line
+	 * written to). What the others hold counts only for a refusal, which
+	 * cannot come here.
+	 */
+	b = f->book[lane];
+	orders = b.live_orders;
+	levels = b.live_levels;
+	b.other_orders = f->live_orders - orders;
+	b.other_levels = f->live_levels - levels;
+	for (; m != 0; m &= m - 1) {
+		uint32_t k = itch_ll_first(m);
 
-		/* (What the others hold counts only for a refusal, which cannot come here.) */
-		b.other_orders = f->live_orders - b.live_orders;
-		b.other_levels = f->live_levels - b.live_levels;
-		for (uint32_t k = 0; k < pp->count; k++)
-			if (pp->msg[k].locate % f->nb_shards == s) {
-				pp->evf[k] = itch_apply_msg(&b, &pp->msg[k], pp->seq + k, &pp->ev[k]) == 1;
-				mine = 1;
-			}
-		if (mine)
-			f->book[s] = b;
+		pp->evf[k] = itch_apply_msg(&b, &pp->msg[k], pp->seq + k, &pp->ev[k]) == 1;
 	}
+	f->book[lane] = b;
+	pp->dorders[lane] = (int32_t)(b.live_orders - orders);
+	pp->dlevels[lane] = (int32_t)(b.live_levels - levels);
 }
 
 /*
- * Lane 0, step 5: the shards' live orders and levels summed (par), the packet
+ * Lane 0, step 5: the shards' gains of live orders and levels summed (par), the packet
  * taken (itch_feed_take()), each event given the packet's RX time @p rx_tsc.
  */
 GNIO_HD static inline void
 itch_ll_done(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, uint64_t now_ns, uint64_t rx_tsc)
 {
 	if (pp->par) {
-		uint32_t orders = 0, levels = 0;
+		int32_t orders = 0, levels = 0;
 
-		for (uint32_t s = 0; s < f->nb_shards; s++) {
-			orders += f->book[s].live_orders;
-			levels += f->book[s].live_levels;
+		for (uint32_t s = 0; s < ITCH_LL_LANES; s++) {
+			orders += pp->dorders[s];
+			levels += pp->dlevels[s];
 		}
-		f->live_orders = orders;
-		f->live_levels = levels;
+		f->live_orders += (uint32_t)orders;
+		f->live_levels += (uint32_t)levels;
 	}
 	for (uint32_t k = 0; k < pp->count; k++)
 		pp->ev[k].rx_tsc = rx_tsc;

@@ -132,7 +132,7 @@ itch_write_json(FILE *f, const struct itch_book *sh, uint32_t nb, uint32_t depth
 		levels[s] = b->levels;
 		for (uint32_t i = 0; i < b->order_cap; i++)
 			if (b->orders[i].ref != 0)
-				per[b->levels[b->orders[i].level].locate]++;
+				per[b->orders[i].locate]++;
 		v.messages += b->messages;
 		v.unknown_ref += b->unknown_ref;
 		v.book_full += b->book_full;

@@ -109,7 +109,8 @@ check_book(const struct itch_book *b)
 			continue;
 		live++;
 		must(o->level < LEVELS && b->levels[o->level].used && o->shares != 0);
-		must(itch_order_find(b, o->ref, b->levels[o->level].locate) == i);
+		must(o->locate == b->levels[o->level].locate && o->side == b->levels[o->level].side);
+		must(itch_order_find(b, o->ref, o->locate) == i);
 		shares[o->level] += o->shares;
 		orders[o->level]++;
 	}
