@@ -420,7 +420,7 @@ main(int argc, char **argv)
 	struct itch_state *st;
 	struct itch_sender tx;
 	struct opts o;
-	uint64_t t0, events = 0, drained, feed_bytes;
+	uint64_t t0, t_end = 0, t_poll = 0, events = 0, drained, feed_bytes;
 	uint16_t ports[RTE_MAX_ETHPORTS], nb;
 	uint32_t bcap;
 	size_t size;
@@ -546,17 +546,29 @@ main(int argc, char **argv)
 	tte = malloc(TTE_MAX * sizeof(*tte));    /* (none: no tick-to-event figures) */
 	while (!gnio_app_quit) {
 		uint8_t ended = 0;
-		int r = gnio_pipeline_poll(p);
+		int r = 0;
 
+		/*
+		 * The pipeline's health at most every 100 us: on a GPU path each look asks
+		 * the CUDA driver, which would hold the next drain back (tick-to-event).
+		 */
+		if (rte_get_timer_cycles() - t_poll >= rte_get_timer_hz() / 10000) {
+			t_poll = rte_get_timer_cycles();
+			r = gnio_pipeline_poll(p);
+		}
 		drained = drain(ev, bbo, o.ev_port != 0 ? &tx : NULL, &events);
 		if (r < 0) {
 			fprintf(stderr, APP ": %s\n", gnio_pipeline_error(p));
 			ret = 1;
 			break;
 		}
-		if (o.exit_at_end && gnio_pipeline_state_read(p, 0, offsetof(struct itch_state, feed) +
-				offsetof(struct itch_feed, ended), &ended, 1) == 0 && ended)
-			break;
+		/* At most once a millisecond: on a GPU path the state is GPU memory (a copy from the device). */
+		if (o.exit_at_end && rte_get_timer_cycles() - t_end >= rte_get_timer_hz() / 1000) {
+			t_end = rte_get_timer_cycles();
+			if (gnio_pipeline_state_read(p, 0, offsetof(struct itch_state, feed) +
+					offsetof(struct itch_feed, ended), &ended, 1) == 0 && ended)
+				break;
+		}
 		if (o.duration != 0 && rte_get_timer_cycles() - t0 > (uint64_t)o.duration * rte_get_timer_hz())
 			break;
 		/* (No nap while events come faster than a nap's worth of the channel: it would fill.) */

@@ -92,19 +92,20 @@ itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct itch_llp *pp,
 		if (ev == NULL) {
 			f->events_dropped += total;
 		} else {
-			for (;;) {
-				uint32_t r = gnio_shm_dev_gpu_peek(ev->reserve), room = ev->mask + 1 - (r - ll->ev_cons);
+			/*
+			 * This lane is the channel's one pusher (gnio-itch --lines has one
+			 * worker warp, and its general path pushes from this lane too): the
+			 * reservation is a plain store, not a compare-and-swap.
+			 */
+			uint32_t r = gnio_shm_dev_gpu_peek(ev->reserve), room = ev->mask + 1 - (r - ll->ev_cons);
 
-				if (room < total) {
-					ll->ev_cons = gnio_shm_dev_flag_load(ev->consumed);
-					room = ev->mask + 1 - (r - ll->ev_cons);
-				}
-				got = min(total, room);
-				if (atomicCAS(ev->reserve, r, r + got) == r) {
-					first = r;
-					break;
-				}
+			if (room < total) {
+				ll->ev_cons = gnio_shm_dev_flag_load(ev->consumed);
+				room = ev->mask + 1 - (r - ll->ev_cons);
 			}
+			got = min(total, room);
+			first = r;
+			*(volatile uint32_t *)ev->reserve = r + got;
 			if (got < total) {
 				atomicAdd(ev->dropped, total - got);
 				f->events_dropped += total - got;
