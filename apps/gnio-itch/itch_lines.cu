@@ -15,7 +15,6 @@
  */
 #include <gnio/device/gnio_kernels.cuh>
 
-/* (A build knob, to measure against: ITCH_LL_NO_AHEAD, no second wave of prefetches.) */
 #include "itch_lines.h"
 
 /* A packet the lanes do not take: the receiver's general path, a call (its code apart). */
@@ -205,14 +204,18 @@ struct itch_lines_h {
 			whole.data = ll->buf;
 		}
 		t[1] = clock64();
+		t[2] = t[1];
 		if (lane == 0) {
 			ll->long_pkts += whole.data != pk->data;
 			if (f->events != NULL && ll->evr.rec == NULL)
 				ll->evr = *f->events;        /* the channel's view, read once */
 			itch_ll_look(st, pp, &whole);
+			t[2] = clock64();
+			if (pp->fast)
+				itch_ll_places(pp);
 		}
 		__syncwarp();
-		t[2] = clock64();
+		t[3] = clock64();
 		if (pp->verdict != 0)
 			return pp->verdict;
 		if (!pp->fast) {
@@ -228,25 +231,26 @@ struct itch_lines_h {
 		}
 		itch_ll_decode(f, pp, lane);
 		__syncwarp();
-		t[3] = clock64();
-#ifndef ITCH_LL_NO_AHEAD
-		itch_ll_ahead(f, pp, lane);
-#endif
-		__syncwarp();
 		t[4] = clock64();
-		if (lane == 0)
-			itch_ll_plan(f, pp);
+		itch_ll_wave(f, pp, lane);
 		__syncwarp();
 		t[5] = clock64();
-		itch_ll_apply(f, pp, lane);
+		itch_ll_ahead(f, pp, lane);
 		__syncwarp();
 		t[6] = clock64();
 		if (lane == 0)
-			itch_ll_done(f, ll, pp, now, tsc);
+			itch_ll_plan(f, pp);
 		__syncwarp();
 		t[7] = clock64();
-		itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
+		itch_ll_apply(f, pp, lane);
+		__syncwarp();
 		t[8] = clock64();
+		if (lane == 0)
+			itch_ll_done(f, ll, pp, now, tsc);
+		__syncwarp();
+		t[9] = clock64();
+		itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
+		t[10] = clock64();
 		if (lane == 0) {
 			/* (The figures: written after the packet's events are out, off their path.) */
 			for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)

@@ -9,11 +9,14 @@
  * answer, whatever comes after it.
  *
  * A packet, in steps (the lanes meet between them):
- *  1. lane 0 looks at it (itch_ll_look()): the feed's, of the session, whole,
- *     next in order (what itch_feed_fast() takes), its messages' places;
- *     anything else goes to the CPU path's receiver as it is (itch_ll_general():
- *     gaps, held messages, re-requests, duplicates; one message at a time);
- *  2. every lane decodes messages lane, lane + 32, ... (itch_ll_decode());
+ *  1. lane 0 looks at it (itch_ll_look(), itch_ll_places()): the feed's, of
+ *     the session, whole, next in order (what itch_feed_fast() takes), its
+ *     messages' places; anything else goes to the CPU path's receiver as it is
+ *     (itch_ll_general(): gaps, held messages, re-requests, duplicates; one
+ *     message at a time);
+ *  2. every lane decodes messages lane, lane + 32, ... (itch_ll_decode()),
+ *     each marked in its shard's mask, then asks for the lines they will read
+ *     (itch_ll_wave(), itch_ll_ahead());
  *  3. lane 0 decides (itch_ll_plan()): when no add of the packet can be refused
  *     (the live orders and levels plus its adds below the capacities), each
  *     shard's messages are applied by a lane of their own, else all by lane 0
@@ -42,10 +45,11 @@
 
 /*
  * The GPU's timed steps of a packet the lanes take: put together (long ones),
- * looked at, decoded, second wave asked for, planned, applied, done, pushed.
+ * looked at, messages found, decoded, first and second waves asked for,
+ * planned, applied, done, pushed.
  */
-enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_DECODE, ITCH_LL_T_AHEAD, ITCH_LL_T_PLAN, ITCH_LL_T_APPLY,
-	ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
+enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_WAVE, ITCH_LL_T_AHEAD,
+	ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
 
 /*
  * A packet's scratch, the lanes': what lane 0 saw of it, each message decoded,
@@ -174,16 +178,16 @@ itch_ll_prefetch2(const struct itch_book *b, const struct itch_msg *d)
 }
 
 /*
- * Lane 0, step 1: is packet @p pk the feed's, whole, next in order? Sets
- * verdict (a packet not the feed's, or cut short), fast and, when fast, the
- * messages' places.
+ * Lane 0, step 1: is packet @p pk the feed's, of the session, next in order?
+ * Sets verdict (a packet not the feed's, or cut short) and fast (1: so far,
+ * itch_ll_places() to finish).
  */
 GNIO_HD static inline void
 itch_ll_look(const struct itch_state *st, struct itch_llp *pp, const struct gnio_pkt *pk)
 {
 	const struct itch_feed *f = &st->feed;
-	uint32_t off = 0, len = 0, count, at = ITCH_MOLD_HDR, n, k, same = 1;
-	const uint8_t *p, *m;
+	uint32_t off = 0, len = 0, count, same = 1;
+	const uint8_t *p;
 	uint64_t seq;
 
 	pp->fast = 0;
@@ -199,25 +203,30 @@ itch_ll_look(const struct itch_state *st, struct itch_llp *pp, const struct gnio
 		return;
 	for (int i = 0; i < 10; i++)
 		same &= p[i] == f->session[i];     /* (every byte read at once: no test between loads) */
-	if (!same)
-		return;
-	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
-		pp->moff[k] = (uint16_t)(m - p);
-		pp->mlen[k] = (uint16_t)n;
-	}
-	if (k != count)
-		return;
-	for (uint32_t s = 0; s < ITCH_LL_LANES; s++)
-		pp->smask[s] = 0;
 	pp->seq = seq;
 	pp->count = count;
-	pp->fast = 1;
+	pp->fast = same;
+}
+
+/* Lane 0, step 1b (fast so far): the messages' places; fast stays 1 when the packet is whole. */
+GNIO_HD static inline void
+itch_ll_places(struct itch_llp *pp)
+{
+	uint32_t at = ITCH_MOLD_HDR, n, k;
+	const uint8_t *m;
+
+	for (k = 0; k < pp->count && itch_mold_next(pp->p, pp->len, &at, &m, &n) == 1; k++) {
+		pp->moff[k] = (uint16_t)(m - pp->p);
+		pp->mlen[k] = (uint16_t)n;
+	}
+	for (uint32_t s = 0; s < ITCH_LL_LANES; s++)
+		pp->smask[s] = 0;
+	pp->fast = k == pp->count;
 }
 
 /*
- * Step 2, lane @p lane: messages lane, lane + 32, ... decoded, the adds among
- * them counted, each marked in its shard's mask, and their first lines asked
- * for (itch_ll_prefetch()).
+ * Step 2, lane @p lane: messages lane, lane + 32, ... decoded (in registers,
+ * then stored), the adds among them counted, each marked in its shard's mask.
  */
 GNIO_HD static inline void
 itch_ll_decode(const struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
@@ -225,16 +234,24 @@ itch_ll_decode(const struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 	uint32_t adds = 0;
 
 	for (uint32_t k = lane; k < pp->count; k += ITCH_LL_LANES) {
-		struct itch_msg *d = &pp->msg[k];
+		struct itch_msg d;
 
-		itch_decode(pp->p + pp->moff[k], pp->mlen[k], d);
-		adds += d->status == ITCH_MSG_OK && (d->type == 'A' || d->type == 'F' || d->type == 'U');
+		itch_decode(pp->p + pp->moff[k], pp->mlen[k], &d);
+		adds += d.status == ITCH_MSG_OK && (d.type == 'A' || d.type == 'F' || d.type == 'U');
+		d.shard = (uint8_t)(d.locate % f->nb_shards);
+		pp->msg[k] = d;
 		pp->evf[k] = 0;
-		d->shard = (uint8_t)(d->locate % f->nb_shards);
-		itch_ll_mark(&pp->smask[d->shard], k);
-		itch_ll_prefetch(&f->book[d->shard], d);
+		itch_ll_mark(&pp->smask[d.shard], k);
 	}
 	pp->adds[lane] = adds;
+}
+
+/* Step 2a, lane @p lane: the first wave of its messages' lines (itch_ll_prefetch()). */
+GNIO_HD static inline void
+itch_ll_wave(const struct itch_feed *f, const struct itch_llp *pp, uint32_t lane)
+{
+	for (uint32_t k = lane; k < pp->count; k += ITCH_LL_LANES)
+		itch_ll_prefetch(&f->book[pp->msg[k].shard], &pp->msg[k]);
 }
 
 /* Step 2b, lane @p lane: the second wave of its messages' lines (itch_ll_prefetch2()). */
@@ -356,10 +373,14 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 	itch_ll_look(st, pp, pk);
 	if (pp->verdict != 0)
 		return pp->verdict;
+	if (pp->fast)
+		itch_ll_places(pp);
 	if (!pp->fast)
 		return itch_ll_general(st, ll, pk, now_ns, rx_tsc);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_decode(f, pp, order != NULL ? order[l] : l);
+	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
+		itch_ll_wave(f, pp, order != NULL ? order[l] : l);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_ahead(f, pp, order != NULL ? order[l] : l);
 	itch_ll_plan(f, pp);

@@ -359,8 +359,8 @@ bq_line_segs(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint
 
 /*
  * Write packet @p m, received at @p tsc, as packet @p seq into its request slot: the header line,
- * then its first inline_bytes (zero past its first segment), every word
- * tagged, every line whole (gnio_line.h).
+ * then the lines of its first inline_bytes that hold its bytes (zero past its first segment in
+ * the last), every word tagged, every line whole (gnio_line.h: a reader needs no more).
  */
 static inline void
 bq_line_write(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint16_t port, uint64_t tsc)
@@ -382,7 +382,7 @@ bq_line_write(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uin
 	w[GNIO_LQ_R_TSC_LO] = gnio_lq_word((uint32_t)tsc, seq);
 	w[GNIO_LQ_R_TSC_HI] = gnio_lq_word((uint32_t)(tsc >> 32), seq);
 	bq_line_store(slot, w);
-	for (uint32_t off = 0; off < q->dev->lq_inline; off += 32) {
+	for (uint32_t off = 0; off < copied; off += 32) {
 		uint32_t b[8] = { 0 };
 
 		if (off + 32 <= copied)

@@ -14,8 +14,9 @@
 #include "gnio_shm.h"
 
 /*
- * Serve packet @p seq of queue view @p d: read its request slot once; unless
- * every word carries the packet's tag, return false (not there yet). Else run
+ * Serve packet @p seq of queue view @p d: read its request slot once (the
+ * header line, then the words its inline bytes need); unless each of them
+ * carries the packet's tag, return false (not there yet). Else run
  * @p fn on a copy of its inline bytes (the rest as read-only segments), and
  * answer: the changed data words, the mask words, the verdict, each tagged,
  * in no particular order (completion waits for all of them). @p pairs gives
@@ -32,14 +33,20 @@ gnio_lines_serve(const struct gnio_bq_dev *d, uint32_t seq, gnio_host_pkt_fn *fn
 	const uint64_t *req = &d->lq_req[at * words];
 	uint64_t *ans = &d->lq_ans[at * words];
 	uint64_t w[GNIO_LQ_HDR_WORDS + GNIO_LQ_INLINE_MAX / 4];
-	uint32_t data[GNIO_LQ_INLINE_MAX / 4], mask[GNIO_LQ_MASK_WORDS] = { 0 }, port, segs;
+	uint32_t data[GNIO_LQ_INLINE_MAX / 4], mask[GNIO_LQ_MASK_WORDS] = { 0 }, port, segs, need;
 	struct gnio_pkt pk;
 	uint16_t v;
 
-	for (uint32_t i = 0; i < words; i++)
+	for (uint32_t i = 0; i < GNIO_LQ_HDR_WORDS; i++)
 		w[i] = __atomic_load_n(&req[i], __ATOMIC_RELAXED);
-	if (!gnio_lq_accept(w, words, seq))
+	need = gnio_lq_need_words(gnio_lq_val(w[GNIO_LQ_R_DLEN]), words);
+	for (uint32_t i = GNIO_LQ_HDR_WORDS; i < need; i++)
+		w[i] = __atomic_load_n(&req[i], __ATOMIC_RELAXED);
+	if (gnio_lq_req_accept(w, words, seq) == 0)
 		return false;
+	/* The words past those needed are zero (not read). */
+	for (uint32_t i = need; i < words; i++)
+		w[i] = 0;
 	for (uint32_t j = 0; j < nd; j++)
 		data[j] = gnio_lq_val(w[GNIO_LQ_HDR_WORDS + j]);
 	port = gnio_lq_val(w[GNIO_LQ_R_PORT]);

@@ -104,8 +104,16 @@ test_layout(void)
 	CHECK(gnio_burstq_lines_written(q) == 3);
 	/* Packet 0: 60 bytes, whole. */
 	w = req_slot(q, 0);
-	CHECK(gnio_lq_accept(w, words, 0) && !gnio_lq_accept(w, words, 1) &&
-			!gnio_lq_accept(w, words, 32));
+	/* Its header line and the two data lines that hold its bytes: written, needed, no more. */
+	CHECK(gnio_lq_need_words(60, words) == 24 && gnio_lq_need_words(0, words) == 8 &&
+			gnio_lq_need_words(128, words) == words && gnio_lq_need_words(0xffffffffu, words) == words);
+	CHECK(gnio_lq_req_accept(w, words, 0) == 24 && gnio_lq_req_accept(w, words, 1) == 0 &&
+			gnio_lq_req_accept(w, words, 32) == 0);
+	CHECK(gnio_lq_accept(w, 24, 0) && w[24] == 0 && w[words - 1] == 0);
+	/* A word past them (an older packet's): not looked at. */
+	w[30] = gnio_lq_word(7, 31);
+	CHECK(gnio_lq_req_accept(w, words, 0) == 24);
+	w[30] = 0;
 	CHECK(gnio_lq_val(w[GNIO_LQ_R_LEN]) == 60 && gnio_lq_val(w[GNIO_LQ_R_DLEN]) == 60);
 	CHECK(gnio_lq_val(w[GNIO_LQ_R_PORT]) == 2);
 	/* When it was received, for the handler (gnio_handler_rx_tsc(), gnio_lines_rx_tsc()). */
@@ -122,11 +130,16 @@ test_layout(void)
 	/* One word of another packet: refused. */
 	keep = w[17];
 	w[17] = gnio_lq_word(gnio_lq_val(keep), 32);
-	CHECK(!gnio_lq_accept(w, words, 0));
+	CHECK(gnio_lq_req_accept(w, words, 0) == 0);
 	w[17] = keep;
+	/* Nor one of its header line. */
+	keep = w[GNIO_LQ_R_TSC_HI];
+	w[GNIO_LQ_R_TSC_HI] = gnio_lq_word(gnio_lq_val(keep), 32);
+	CHECK(gnio_lq_req_accept(w, words, 0) == 0);
+	w[GNIO_LQ_R_TSC_HI] = keep;
 	/* Packet 1: 300 bytes, its rest a read-only segment. */
 	w = req_slot(q, 1);
-	CHECK(gnio_lq_accept(w, words, 1));
+	CHECK(gnio_lq_accept(w, words, 1) && gnio_lq_req_accept(w, words, 1) == words);
 	CHECK(gnio_lq_val(w[GNIO_LQ_R_LEN]) == 300 && gnio_lq_val(w[GNIO_LQ_R_DLEN]) == 128);
 	CHECK(gnio_lq_val(w[GNIO_LQ_R_PORT]) == (2u | 1u << 16));
 	CHECK(d->lq_segs[1 * GNIO_LQ_SEGS].addr == rte_pktmbuf_mtod_offset(m[1], uint8_t *, 128) &&

@@ -663,9 +663,26 @@ k_lines(gnio_cuda_launch l)
 			unsigned int c = lane + 32 * r;
 
 			a[r] = b[r] = 0;
-			if (c < chunks) {
+			if (c < chunks)
 				gnio_shm_dev_line_load(req + 2 * c, &a[r], &b[r]);
-				ok = ok && gnio_lq_is(a[r], seq) && gnio_lq_is(b[r], seq);
+		}
+		{
+			/*
+			 * The words the packet's inline bytes need (gnio_lq_need_words(): the
+			 * header's length, word 2, lane 1's first): each of them tagged; the
+			 * others are not written for it, and count as zero.
+			 */
+			uint32_t need = gnio_lq_need_words((uint32_t)__shfl_sync(0xffffffffu, (uint32_t)a[0], 1),
+					words) / 2;
+
+#pragma unroll
+			for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+				unsigned int c = lane + 32 * r;
+
+				if (c >= need)
+					a[r] = b[r] = 0;
+				else if (c < chunks)
+					ok = ok && gnio_lq_is(a[r], seq) && gnio_lq_is(b[r], seq);
 			}
 		}
 		if (!__all_sync(0xffffffffu, ok)) {

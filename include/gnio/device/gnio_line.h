@@ -12,11 +12,15 @@
  * so a word with the right tag has the right payload, whatever order the
  * words arrive in. No fence on either side: the poll is the read.
  *
- * Request slot (the RX lcore writes every word of it for every packet, with
- * whole-line stores, so no word of an older packet is left to be mistaken):
+ * Request slot (the RX lcore writes, with whole-line stores, the header line
+ * and the data lines that hold the packet's inline bytes, gnio_lq_need_words()
+ * of them: a reader needs those and nothing past them, so a short packet costs
+ * a short write and no more of the poll's check):
  *  - line 0, GNIO_LQ_HDR_WORDS header words: GNIO_LQ_R_* below;
  *  - then inline_bytes / 4 data words: bytes 4j .. 4j + 3 of the packet
- *    (little-endian in the payload), zero past the packet's first segment.
+ *    (little-endian in the payload), zero past the packet's first segment in
+ *    its last line; words past that line are not written (an older packet's,
+ *    or zero) and a reader takes them as zero.
  * Answer slot (the consumer writes; completion reads):
  *  - word GNIO_LQ_A_VERDICT: the verdict;
  *  - words GNIO_LQ_A_MASK ..: which data words the handler changed, one bit
@@ -127,6 +131,22 @@ gnio_lq_val(uint64_t w)
 }
 
 /**
+ * Words of a request slot that the RX lcore writes and a reader needs for
+ * inline bytes @p dlen: the header line and the data lines (8 words, 32
+ * bytes) that hold them.
+ * @param dlen the packet's inline bytes (GNIO_LQ_R_DLEN)
+ * @param words the slot's words (gnio_lq_slot_words()): the most it can be
+ * @return words from the slot's first
+ */
+GNIO_HD static inline uint32_t
+gnio_lq_need_words(uint32_t dlen, uint32_t words)
+{
+	uint32_t n = GNIO_LQ_HDR_WORDS + (dlen < 4u * words ? (dlen + 31u) / 32u * 8u : words);
+
+	return n < words ? n : words;
+}
+
+/**
  * The reader's acceptance rule: a slot is a packet's when every word of it
  * carries the packet's tag.
  * @param w the slot's words (a copy, each read once)
@@ -142,6 +162,27 @@ gnio_lq_accept(const uint64_t *w, uint32_t n, uint32_t seq)
 	for (uint32_t i = 0; i < n; i++)
 		bad |= (uint32_t)(w[i] >> 32) ^ GNIO_LQ_TAG(seq);
 	return bad == 0;
+}
+
+/**
+ * The acceptance rule of a request slot: its header line carries the
+ * packet's tag, and so does every word its inline bytes need
+ * (gnio_lq_need_words() of the header's GNIO_LQ_R_DLEN).
+ * @param w the slot's words (a copy, each read once)
+ * @param words the slot's words (gnio_lq_slot_words())
+ * @param seq the packet
+ * @return the words needed (the data words past them: zero), or 0 when the
+ *         slot is not yet @p seq's
+ */
+GNIO_HD static inline uint32_t
+gnio_lq_req_accept(const uint64_t *w, uint32_t words, uint32_t seq)
+{
+	uint32_t need;
+
+	if (!gnio_lq_accept(w, GNIO_LQ_HDR_WORDS, seq))
+		return 0;
+	need = gnio_lq_need_words((uint32_t)w[GNIO_LQ_R_DLEN], words);
+	return gnio_lq_accept(w, need, seq) ? need : 0;
 }
 
 /**
