@@ -114,7 +114,12 @@ itch_ll_first(uint64_t m)
 #endif
 }
 
-/* Ask for the line at @p a before it is needed (on the GPU into L1: the lanes share it). */
+/*
+ * Ask for the line at @p a before it is needed (on the H200 prefetch.global.L1
+ * brings it to L2 only, as .L2 does: gpu-chase; loads into L1 instead, waited
+ * for at the end of each wave, saved as much in applying as the waves then
+ * took: 2026-12-02g run 4).
+ */
 GNIO_HD static inline void
 itch_ll_pf(const void *a)
 {
