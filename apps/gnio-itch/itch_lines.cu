@@ -235,22 +235,19 @@ struct itch_lines_h {
 		itch_ll_wave(f, pp, lane);
 		__syncwarp();
 		t[5] = clock64();
-		itch_ll_ahead(f, pp, lane);
-		__syncwarp();
-		t[6] = clock64();
 		if (lane == 0)
 			itch_ll_plan(f, pp);
 		__syncwarp();
-		t[7] = clock64();
+		t[6] = clock64();
 		itch_ll_apply(f, pp, lane);
 		__syncwarp();
-		t[8] = clock64();
+		t[7] = clock64();
 		if (lane == 0)
 			itch_ll_done(f, ll, pp, now, tsc);
 		__syncwarp();
-		t[9] = clock64();
+		t[8] = clock64();
 		itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
-		t[10] = clock64();
+		t[9] = clock64();
 		if (lane == 0) {
 			/* (The figures: written after the packet's events are out, off their path.) */
 			for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)

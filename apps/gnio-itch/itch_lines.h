@@ -16,7 +16,7 @@
  *     message at a time);
  *  2. every lane decodes messages lane, lane + 32, ... (itch_ll_decode()),
  *     each marked in its shard's mask, then asks for the lines they will read
- *     (itch_ll_wave(), itch_ll_ahead());
+ *     first (itch_ll_wave());
  *  3. lane 0 decides (itch_ll_plan()): when no add of the packet can be refused
  *     (the live orders and levels plus its adds below the capacities), each
  *     shard's messages are applied by a lane of their own, else all by lane 0
@@ -45,11 +45,11 @@
 
 /*
  * The GPU's timed steps of a packet the lanes take: put together (long ones),
- * looked at, messages found, decoded, first and second waves asked for,
- * planned, applied, done, pushed.
+ * looked at, messages found, decoded, their lines asked for, planned, applied,
+ * done, pushed.
  */
-enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_WAVE, ITCH_LL_T_AHEAD,
-	ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
+enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_WAVE, ITCH_LL_T_PLAN,
+	ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
 
 /*
  * A packet's scratch, the lanes': what lane 0 saw of it, each message decoded,
@@ -116,9 +116,10 @@ itch_ll_first(uint64_t m)
 
 /*
  * Ask for the line at @p a before it is needed (on the H200 prefetch.global.L1
- * brings it to L2 only, as .L2 does: gpu-chase; loads into L1 instead, waited
- * for at the end of each wave, saved as much in applying as the waves then
- * took: 2026-12-02g run 4).
+ * brings it to L2 only, as .L2 does: gpu-chase. Loads into L1 instead, waited
+ * for at the end of the wave, saved in applying what the wave then took; a
+ * second wave, the levels the first's lines point at, saved less than it took:
+ * bench/results/h200-2026-12-02g runs 2-4).
  */
 GNIO_HD static inline void
 itch_ll_pf(const void *a)
@@ -160,26 +161,6 @@ itch_ll_prefetch(const struct itch_book *b, const struct itch_msg *d)
 	default:
 		break;
 	}
-}
-
-/* The second wave, once the first's lines are there: the levels they point at (itch_book_prefetch2()'s). */
-GNIO_HD static inline void
-itch_ll_prefetch2(const struct itch_book *b, const struct itch_msg *d)
-{
-	uint32_t i, l;
-
-	if (d->status != ITCH_MSG_OK || d->type == 'R')
-		return;
-	for (uint32_t side = 0; side < 2; side++) {
-		l = b->head[d->locate * 2u + side];
-		if (l != ITCH_NONE)
-			itch_ll_pf(&b->levels[l]);
-	}
-	if (d->type != 'E' && d->type != 'C' && d->type != 'X' && d->type != 'D' && d->type != 'U')
-		return;
-	i = itch_hash64(d->ref) & (b->order_cap - 1);
-	if (d->ref != 0 && b->orders[i].ref == d->ref)
-		itch_ll_pf(&b->levels[b->orders[i].level]);
 }
 
 /*
@@ -257,14 +238,6 @@ itch_ll_wave(const struct itch_feed *f, const struct itch_llp *pp, uint32_t lane
 {
 	for (uint32_t k = lane; k < pp->count; k += ITCH_LL_LANES)
 		itch_ll_prefetch(&f->book[pp->msg[k].shard], &pp->msg[k]);
-}
-
-/* Step 2b, lane @p lane: the second wave of its messages' lines (itch_ll_prefetch2()). */
-GNIO_HD static inline void
-itch_ll_ahead(const struct itch_feed *f, const struct itch_llp *pp, uint32_t lane)
-{
-	for (uint32_t k = lane; k < pp->count; k += ITCH_LL_LANES)
-		itch_ll_prefetch2(&f->book[pp->msg[k].shard], &pp->msg[k]);
 }
 
 /*
@@ -386,8 +359,6 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 		itch_ll_decode(f, pp, order != NULL ? order[l] : l);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_wave(f, pp, order != NULL ? order[l] : l);
-	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
-		itch_ll_ahead(f, pp, order != NULL ? order[l] : l);
 	itch_ll_plan(f, pp);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_apply(f, pp, order != NULL ? order[ITCH_LL_LANES + l] : l);
