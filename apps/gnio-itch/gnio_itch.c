@@ -454,12 +454,12 @@ main(int argc, char **argv)
 	if (o.lines) {
 		/*
 		 * The low-latency path: every packet in flagged lines as it comes (a
-		 * feed's packets are mostly below 896 bytes), one worker (on the GPU,
-		 * one warp: the packets in order).
+		 * feed's packets are mostly below 896 bytes), in order: one worker lcore
+		 * on the CPU, two warps taking the packets in turn on the GPU.
 		 */
 		conf.queue.inline_bytes = GNIO_LQ_INLINE_MAX;
 		conf.consumer.handler = "itch-lines";
-		conf.consumer.cuda_warps = 1;
+		conf.consumer.cuda_warps = 2;   /* each decodes its packet while the other applies (itch_lines.h) */
 		if (strcmp(o.consumer, "host") == 0) {
 			conf.consumer.name = "host";
 			conf.gpu.name = o.gpu != NULL ? o.gpu : "host";
@@ -630,12 +630,13 @@ main(int argc, char **argv)
 
 			printf(APP ": a packet at a time: %" PRIu64 " packets applied by the lanes (%" PRIu64
 					" of them by one lane: an add could be refused), %" PRIu64 " through the "
-					"receiver's general path, %" PRIu64 " longer than their flagged lines' copy\n",
-					ll->fast_pkts, ll->serial_pkts, ll->general_pkts, ll->long_pkts);
+					"receiver's general path, %" PRIu64 " longer than their flagged lines' copy%s\n",
+					ll->fast_pkts, ll->serial_pkts, ll->general_pkts, ll->long_pkts,
+					ll->turn_lost != 0 ? "; TURNS LOST (a worker warp left early)" : "");
 			if (ll->fast_pkts != 0 && ll->ns_last > ll->ns_first && ll->cyc_last > ll->cyc_first) {
 				/* The GPU's steps, us a packet the lanes took, at the SM clock the run's span gives. */
 				static const char *const step[ITCH_LL_T_COUNT] = { "put together", "looked at",
-					"messages found", "decoded", "lines asked for", "planned", "applied", "done", "events out" };
+					"messages found", "decoded", "lines asked for", "its turn waited for", "planned", "applied", "done", "events out" };
 				double ghz = (double)(ll->cyc_last - ll->cyc_first) / (double)(ll->ns_last - ll->ns_first);
 
 				printf(APP ": GPU warp, us a packet the lanes took (SM clock %.2f GHz):", ghz);

@@ -145,6 +145,50 @@ itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct itch_llp *pp,
 	}
 }
 
+/*
+ * Wait, the whole warp, until it is packet @p seq's turn (gnio_lines_seq()):
+ * the packet before handed it on. The worker warps of gnio-itch's one queue
+ * are in one block (GNIO_CUDA_PERSISTENT_THREADS): block-scope acquire and
+ * release order the state between them. A turn that does not come in a
+ * second (the other warp left the kernel at an abort) is taken anyway and
+ * counted (turn_lost): the kernel must be able to leave.
+ */
+__device__ static void
+itch_ll_wait_turn(struct itch_ll *ll, uint32_t seq, unsigned int lane)
+{
+	if (lane == 0) {
+		uint64_t since = 0;
+		uint32_t n = 0, v;
+
+		for (;;) {
+			asm volatile("ld.acquire.cta.global.u32 %0, [%1];" : "=r"(v) : "l"(&ll->turn) : "memory");
+			if (v == seq)
+				break;
+			if ((++n & 1023u) == 0) {
+				uint64_t t = gnio_shm_dev_time_ns();
+
+				if (since == 0) {
+					since = t;
+				} else if (t - since > 1000000000ull) {
+					ll->turn_lost++;
+					break;
+				}
+			}
+		}
+	}
+	__syncwarp();
+}
+
+/* Hand the turn on to packet @p seq + 1, once every lane is done with this one. */
+__device__ static void
+itch_ll_pass_turn(struct itch_ll *ll, uint32_t seq, unsigned int lane)
+{
+	__syncwarp();
+	if (lane == 0)
+		asm volatile("st.release.cta.global.u32 [%0], %1;" : : "l"(&ll->turn), "r"(seq + 1) : "memory");
+	__syncwarp();
+}
+
 /* The worker warp's packet scratch, in shared memory (a slot for each warp of the kernel's block). */
 __device__ static struct itch_llp *
 itch_llp_of_warp(void)
@@ -184,7 +228,12 @@ struct itch_lines_h {
 		c->none = 0;
 	}
 
-	/* The flagged lines' case: one packet, the whole warp on it (every lane the same @p pk). */
+	/*
+	 * The flagged lines' case: one packet, the whole warp on it (every lane the
+	 * same @p pk). What reads only the packet first (a long one waits for its
+	 * turn before: it is put together in the state's one buffer), then, its
+	 * turn come, the rest; the turn handed on whatever the packet was.
+	 */
 	__device__ static uint16_t
 	packet_one(struct gnio_pkt *pk, void *state, unsigned int lane, const warp_ctx *c)
 	{
@@ -194,31 +243,50 @@ struct itch_lines_h {
 		struct itch_feed *f = &st->feed;
 		struct gnio_pkt whole = *pk;
 		uint64_t tsc = gnio_lines_rx_tsc(), now = gnio_shm_dev_time_ns();
+		uint32_t seq = gnio_lines_seq();
 		uint16_t v = gnio_verdict_drop(GNIO_DROP_HANDLER);
+		bool longp = pk->pkt_len > pk->len, early;
 		long long t[ITCH_LL_T_COUNT + 1];      /* when each step began (clock64()) */
 
 		(void)c;
 		t[0] = clock64();
-		if (pk->pkt_len > pk->len) {
+		if (longp) {
+			itch_ll_wait_turn(ll, seq, lane);
 			whole.len = itch_ll_gather(ll, pk, lane);
 			whole.data = ll->buf;
 		}
 		t[1] = clock64();
 		t[2] = t[1];
 		if (lane == 0) {
-			ll->long_pkts += whole.data != pk->data;
-			if (f->events != NULL && ll->evr.rec == NULL)
-				ll->evr = *f->events;        /* the channel's view, read once */
 			itch_ll_look(st, pp, &whole);
 			t[2] = clock64();
 			if (pp->fast)
 				itch_ll_places(pp);
 		}
 		__syncwarp();
-		t[3] = clock64();
-		if (pp->verdict != 0)
-			return pp->verdict;
-		if (!pp->fast) {
+		t[3] = t[4] = clock64();
+		early = pp->verdict == 0 && pp->fast;
+		if (early) {
+			itch_ll_decode(f, pp, lane);
+			__syncwarp();
+			t[4] = clock64();
+			itch_ll_wave(f, pp, lane);
+		}
+		__syncwarp();
+		t[5] = clock64();
+		itch_ll_wait_turn(ll, seq, lane);
+		if (lane == 0) {
+			ll->long_pkts += longp;
+			if (f->events != NULL && ll->evr.rec == NULL)
+				ll->evr = *f->events;        /* the channel's view, read once */
+			if (early)
+				itch_ll_in_order(f, pp);
+		}
+		__syncwarp();
+		t[6] = clock64();
+		if (pp->verdict != 0) {
+			v = pp->verdict;
+		} else if (!pp->fast) {
 			if (lane == 0) {
 				v = itch_ll_general_call(st, ll, &whole, now, tsc);
 				/* A re-request written over a long packet's copy: back into the packet's lines. */
@@ -226,39 +294,34 @@ struct itch_lines_h {
 					for (uint32_t i = 0; i < ITCH_REQ_LEN; i++)
 						pk->data[i] = whole.data[i];
 			}
+			v = __shfl_sync(0xffffffffu, v, 0);
+		} else {
+			if (lane == 0)
+				itch_ll_plan(f, pp);
 			__syncwarp();
-			return v;
-		}
-		itch_ll_decode(f, pp, lane);
-		__syncwarp();
-		t[4] = clock64();
-		itch_ll_wave(f, pp, lane);
-		__syncwarp();
-		t[5] = clock64();
-		if (lane == 0)
-			itch_ll_plan(f, pp);
-		__syncwarp();
-		t[6] = clock64();
-		itch_ll_apply(f, pp, lane);
-		__syncwarp();
-		t[7] = clock64();
-		if (lane == 0)
-			itch_ll_done(f, ll, pp, now, tsc);
-		__syncwarp();
-		t[8] = clock64();
-		itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
-		t[9] = clock64();
-		if (lane == 0) {
-			/* (The figures: written after the packet's events are out, off their path.) */
-			for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)
-				ll->cyc[i] += (uint64_t)(t[i + 1] - t[i]);
-			if (ll->cyc_first == 0) {
-				ll->cyc_first = (uint64_t)t[0];
-				ll->ns_first = now;
+			t[7] = clock64();
+			itch_ll_apply(f, pp, lane);
+			__syncwarp();
+			t[8] = clock64();
+			if (lane == 0)
+				itch_ll_done(f, ll, pp, now, tsc);
+			__syncwarp();
+			t[9] = clock64();
+			itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
+			t[10] = clock64();
+			if (lane == 0) {
+				/* (The figures: written after the packet's events are out, off their path.) */
+				for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)
+					ll->cyc[i] += (uint64_t)(t[i + 1] - t[i]);
+				if (ll->cyc_first == 0) {
+					ll->cyc_first = (uint64_t)t[0];
+					ll->ns_first = now;
+				}
+				ll->cyc_last = (uint64_t)t[ITCH_LL_T_COUNT];
+				ll->ns_last = gnio_shm_dev_time_ns();
 			}
-			ll->cyc_last = (uint64_t)t[ITCH_LL_T_COUNT];
-			ll->ns_last = gnio_shm_dev_time_ns();
 		}
+		itch_ll_pass_turn(ll, seq, lane);
 		return v;
 	}
 };

@@ -9,11 +9,11 @@
  * answer, whatever comes after it.
  *
  * A packet, in steps (the lanes meet between them):
- *  1. lane 0 looks at it (itch_ll_look(), itch_ll_places()): the feed's, of
- *     the session, whole, next in order (what itch_feed_fast() takes), its
- *     messages' places; anything else goes to the CPU path's receiver as it is
- *     (itch_ll_general(): gaps, held messages, re-requests, duplicates; one
- *     message at a time);
+ *  1. lane 0 looks at it (itch_ll_look(), itch_ll_places(), itch_ll_in_order()):
+ *     the feed's, whole, its messages' places, of the session, next in order
+ *     (what itch_feed_fast() takes); anything else goes to the CPU path's
+ *     receiver as it is (itch_ll_general(): gaps, held messages, re-requests,
+ *     duplicates; one message at a time);
  *  2. every lane decodes messages lane, lane + 32, ... (itch_ll_decode()),
  *     each marked in its shard's mask, then asks for the lines they will read
  *     first (itch_ll_wave());
@@ -27,6 +27,12 @@
  * A shard's messages applied in their order by one lane, no add refused,
  * leave its book, its counts and its events as the CPU path's one message
  * after another: the results are the CPU path's, byte for byte.
+ *
+ * On the GPU two worker warps take the packets in turn (the library gives
+ * warp w of 2 the packets w, w + 2, ...): each does what reads only its
+ * packet (looking at it, finding and decoding its messages, asking for their
+ * lines) while the other applies the packet before; then, its turn come
+ * (itch_ll.turn, gnio_lines_seq()), the rest, in order, and hands the turn on.
  */
 #ifndef GNIO_ITCH_LINES_H
 #define GNIO_ITCH_LINES_H
@@ -45,11 +51,11 @@
 
 /*
  * The GPU's timed steps of a packet the lanes take: put together (long ones),
- * looked at, messages found, decoded, their lines asked for, planned, applied,
- * done, pushed.
+ * looked at, messages found, decoded, their lines asked for, its turn waited
+ * for (and the feed's order checked), planned, applied, done, pushed.
  */
-enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_WAVE, ITCH_LL_T_PLAN,
-	ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
+enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_WAVE, ITCH_LL_T_TURN,
+	ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
 
 /*
  * A packet's scratch, the lanes': what lane 0 saw of it, each message decoded,
@@ -75,10 +81,13 @@ struct itch_llp {
 /* The path's own state, after the feed's tables. */
 struct itch_ll {
 	uint32_t ev_cons;               /* the GPU: the event channel's consumed, as last read */
-	uint32_t pad;
+	uint32_t turn;                  /* the GPU: the number of the packet whose turn it is (gnio_lines_seq()) */
 	struct gnio_event_ring evr;     /* the GPU: the channel's view, read once (evr.rec NULL: not yet) */
-	/* Figures: packets the lanes took (of them, one lane alone), the general path's, long ones. */
-	uint64_t fast_pkts, serial_pkts, general_pkts, long_pkts;
+	/*
+	 * Figures: packets the lanes took (of them, one lane alone), the general
+	 * path's, long ones; the GPU: turns taken without the packet before (an abort).
+	 */
+	uint64_t fast_pkts, serial_pkts, general_pkts, long_pkts, turn_lost;
 	/* The GPU: SM cycles in each step (ITCH_LL_T_*), summed over the packets the lanes took; the run's span. */
 	uint64_t cyc[ITCH_LL_T_COUNT], cyc_first, cyc_last, ns_first, ns_last;
 	struct itch_llp pk;             /* the CPU's packet scratch (the GPU's is in shared memory) */
@@ -164,15 +173,15 @@ itch_ll_prefetch(const struct itch_book *b, const struct itch_msg *d)
 }
 
 /*
- * Lane 0, step 1: is packet @p pk the feed's, of the session, next in order?
- * Sets verdict (a packet not the feed's, or cut short) and fast (1: so far,
- * itch_ll_places() to finish).
+ * Lane 0, step 1: is packet @p pk the feed's, a MoldUDP64 packet of
+ * messages the lanes can take? Sets verdict (a packet not the feed's, or cut
+ * short) and fast (1: so far; itch_ll_places() and itch_ll_in_order() to
+ * finish). Reads the packet and the state's settings only, not the feed.
  */
 GNIO_HD static inline void
 itch_ll_look(const struct itch_state *st, struct itch_llp *pp, const struct gnio_pkt *pk)
 {
-	const struct itch_feed *f = &st->feed;
-	uint32_t off = 0, len = 0, count, same = 1;
+	uint32_t off = 0, len = 0, count;
 	const uint8_t *p;
 	uint64_t seq;
 
@@ -183,15 +192,27 @@ itch_ll_look(const struct itch_state *st, struct itch_llp *pp, const struct gnio
 	p = pk->data + off;
 	pp->p = p;
 	pp->len = len;
-	/* What itch_feed_whole() and itch_feed_in_order() ask, the places kept on the way. */
 	if (itch_mold_header(p, len, &seq, &count) != 0 || count == ITCH_MOLD_HEARTBEAT ||
-			count == ITCH_MOLD_END || count > ITCH_LL_MAX || !itch_feed_in_order(f, seq, count))
+			count == ITCH_MOLD_END || count > ITCH_LL_MAX)
 		return;
-	for (int i = 0; i < 10; i++)
-		same &= p[i] == f->session[i];     /* (every byte read at once: no test between loads) */
 	pp->seq = seq;
 	pp->count = count;
-	pp->fast = same;
+	pp->fast = 1;
+}
+
+/*
+ * Lane 0, once the packet is whole (itch_ll_places()) and the feed is the
+ * packet's to change: is it of the session and next in order (what
+ * itch_feed_whole() and itch_feed_in_order() ask)? fast stays 1 when so.
+ */
+GNIO_HD static inline void
+itch_ll_in_order(const struct itch_feed *f, struct itch_llp *pp)
+{
+	uint32_t same = 1;
+
+	for (int i = 0; i < 10; i++)
+		same &= pp->p[i] == f->session[i];     /* (every byte read at once: no test between loads) */
+	pp->fast = pp->fast && same && itch_feed_in_order(f, pp->seq, pp->count);
 }
 
 /* Lane 0, step 1b (fast so far): the messages' places; fast stays 1 when the packet is whole. */
@@ -353,6 +374,8 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 		return pp->verdict;
 	if (pp->fast)
 		itch_ll_places(pp);
+	if (pp->fast)
+		itch_ll_in_order(f, pp);
 	if (!pp->fast)
 		return itch_ll_general(st, ll, pk, now_ns, rx_tsc);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)

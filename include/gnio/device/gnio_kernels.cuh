@@ -528,6 +528,15 @@ lines_tsc_slot()
 	return &tsc[(threadIdx.x / 32) % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
 }
 
+/* Flagged lines: the number in its queue of the packet each warp of a block is handling (gnio_lines_seq()). */
+__device__ __forceinline__ uint32_t *
+lines_seq_slot()
+{
+	__shared__ uint32_t seq[GNIO_CUDA_PERSISTENT_THREADS / 32];
+
+	return &seq[(threadIdx.x / 32) % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
+}
+
 /* Flagged lines: warps of a queue that poll host memory at once, at most (the others wait in L2). */
 #define GNIO_LINES_AHEAD 16u
 /* Flagged lines: 16-byte chunks of a slot each lane reads, at most (GNIO_LQ_INLINE_MAX). */
@@ -701,8 +710,10 @@ k_lines(gnio_cuda_launch l)
 			uint32_t lo = __shfl_sync(0xffffffffu, (uint32_t)a[0], GNIO_LQ_R_TSC_LO / 2);
 			uint32_t hi = __shfl_sync(0xffffffffu, (uint32_t)b[0], GNIO_LQ_R_TSC_LO / 2);
 
-			if (lane == 0)
+			if (lane == 0) {
 				*lines_tsc_slot() = (uint64_t)hi << 32 | lo;
+				*lines_seq_slot() = seq;
+			}
 		}
 #pragma unroll
 		for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
@@ -943,6 +954,23 @@ __device__ __forceinline__ uint64_t
 gnio_lines_rx_tsc(void)
 {
 	return *gnio::lines_tsc_slot();
+}
+
+/**
+ * Inside a handler run by the flagged-line kernel: the packet's number in its
+ * queue, from any lane. A queue's packets are numbered one after another from
+ * 0 (a pipeline's first start; a later start goes on from where the last
+ * stopped), and its worker warps (gnio_conf.consumer.cuda_warps) take them in
+ * turn: warp w of W the packets w, w + W, ... A handler whose packets must be
+ * applied in order by several warps hands a turn from each to the next with
+ * it (gnio-itch --lines: each warp looks at and decodes its packet while the
+ * other applies the one before).
+ * @return the packet's number in its queue
+ */
+__device__ __forceinline__ uint32_t
+gnio_lines_seq(void)
+{
+	return *gnio::lines_seq_slot();
 }
 
 /** The kernels of handler type @p H, as libgnio's consumers launch them. */
