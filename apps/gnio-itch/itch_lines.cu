@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gnio-itch's low-latency path on the GPU (--lines, consumer cuda-kernel): the
- * "itch-lines" handler, run by the library's flagged-line kernel (one worker
- * warp, so packets are taken one after another, in order), a packet at a time
- * with the whole warp (packet_one()): the steps of itch_lines.h, the lanes
- * meeting between them, the CPU path's book (itch_book.h in shards) in GPU
- * memory, the events into the event channel with one reservation. On the CPU
- * (the host consumer) the same steps run one lane after another.
+ * "itch-lines" handler, run by the library's flagged-line kernel (two worker
+ * warps taking the packets in turn, applying them in order), a packet at a
+ * time with the whole warp (packet_one()): the steps of itch_lines.h, the
+ * lanes meeting between them, the CPU path's book (itch_book.h in shards) in
+ * GPU memory, the events into the event channel with one reservation. On the
+ * CPU (the host consumer) the same steps run one lane after another.
  *
- * The handler's state is touched by its one warp only, on one multiprocessor
- * for the kernel's life: its loads may keep lines in L1. Host memory (a long
- * packet's rest) is read through __ldcv (fetch again: an mbuf's buffer is
- * reused).
+ * The handler's state is touched by those two warps only, one at a time (the
+ * turn), both in one block on one multiprocessor for the kernel's life: its
+ * loads may keep lines in L1. Host memory (a long packet's rest) is read
+ * through __ldcv (fetch again: an mbuf's buffer is reused).
  */
 #include <gnio/device/gnio_kernels.cuh>
 
@@ -92,8 +92,8 @@ itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct itch_llp *pp,
 			f->events_dropped += total;
 		} else {
 			/*
-			 * This lane is the channel's one pusher (gnio-itch --lines has one
-			 * worker warp, and its general path pushes from this lane too): the
+			 * This lane is the channel's one pusher (gnio-itch --lines' warps push
+			 * only in their turn, its general path from this lane too): the
 			 * reservation is a plain store, not a compare-and-swap.
 			 */
 			uint32_t r = gnio_shm_dev_gpu_peek(ev->reserve), room = ev->mask + 1 - (r - ll->ev_cons);
@@ -201,8 +201,8 @@ itch_llp_of_warp(void)
 struct itch_lines_h {
 	/*
 	 * One packet by one thread: the host consumer's steps, one lane after
-	 * another. (On the GPU only the flagged-line kernel's one worker warp
-	 * runs this handler, through packet_one(): gnio-itch --lines sets it so.)
+	 * another. (On the GPU only the flagged-line kernel's worker warps run
+	 * this handler, through packet_one(): gnio-itch --lines sets it so.)
 	 */
 	__host__ __device__ static uint16_t
 	packet(struct gnio_pkt *pk, void *state)
