@@ -42,6 +42,9 @@ def gen(d, name, *args):
 CONSUMER = ["--consumer", "host"]
 
 
+RUNS = []   # (name, stdout) of every gnio-itch run
+
+
 def itch(d, name, pcap, *args, wrap=True, events_tx=False, consumer=None):
     out = {k: os.path.join(d, name + "-itch" + ext) for k, ext in (("tx", ".pcap"), ("book", ".json"),
                                                                     ("bbo", ".csv"), ("events", "-events.pcap"))}
@@ -56,6 +59,7 @@ def itch(d, name, pcap, *args, wrap=True, events_tx=False, consumer=None):
         ["--exit-at-end", "--duration", "60", "--depth", "100000", "--bbo-csv", out["bbo"],
          "--book-json", out["book"]] + (["--stall-ms", "100000", "--gap-timeout-ms", "100000"] if wrapper else []) + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    RUNS.append((name, r.stdout))
     return r, out
 
 
@@ -245,6 +249,9 @@ def main():
         r, _ = itch(d, "bad", ref["pcap"], *args, wrap=False)
         ck.check(r.returncode == 2 and len([l for l in r.stderr.splitlines() if l.startswith("gnio-itch")]) == 1,
                  "%s: exit 2 with one line: %r" % (" ".join(args), r.stderr.strip()[-200:]))
+    # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
+    lost = [n for n, out in RUNS if "TURNS LOST" in out]
+    ck.check(not lost, "the worker warps' turns, none lost (%s)" % lost)
     ck.finish()
 
 
