@@ -68,24 +68,26 @@ itch_ll_gather(struct itch_ll *ll, const struct gnio_pkt *pk, unsigned int lane)
 }
 
 /*
- * In the packet's turn, its events' places in the channel, in message order:
- * lane 0 reserves them all at once (the channel's consumed read again only
- * when the room it last saw is short) into pp->ev_first and pp->ev_got (0:
- * none); itch_ll_write() writes them after the turn is handed on (the CPU
- * reads the channel in order whoever writes first).
+ * The packet's events into the channel, in message order: lane 0 reserves
+ * them all at once (the channel's consumed read again only when the room it
+ * last saw is short), each lane writes its records (16 bytes a store), then,
+ * after a system-scope fence, their sequence words.
  */
 __device__ static void
-itch_ll_reserve(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, const struct gnio_event_ring *ev,
+itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct itch_llp *pp, const struct gnio_event_ring *ev,
 		unsigned int lane)
 {
-	uint32_t total = 0, first = 0, got = 0;
+	uint32_t total = 0, first = 0, got = 0, run;
+	unsigned int lt = (1u << lane) - 1;
 
 	for (uint32_t base = 0; base < pp->count; base += 32) {
 		uint32_t k = base + lane;
 
 		total += __popc(__ballot_sync(0xffffffffu, k < pp->count && pp->evf[k]));
 	}
-	if (lane == 0 && total != 0) {
+	if (total == 0)
+		return;
+	if (lane == 0) {
 		if (ev == NULL) {
 			f->events_dropped += total;
 		} else {
@@ -109,25 +111,9 @@ itch_ll_reserve(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, co
 			}
 		}
 	}
-	if (lane == 0) {
-		pp->ev_first = first;
-		pp->ev_got = got;
-	}
-	__syncwarp();
-}
-
-/*
- * The events itch_ll_reserve() placed: each lane its records (16 bytes a
- * store), then, after a system-scope fence, their sequence words.
- */
-__device__ static void
-itch_ll_write(const struct itch_llp *pp, const struct gnio_event_ring *ev, unsigned int lane)
-{
-	uint32_t first = pp->ev_first, got = pp->ev_got, run = 0;
-	unsigned int lt = (1u << lane) - 1;
-
-	if (got == 0)
-		return;
+	first = __shfl_sync(0xffffffffu, first, 0);
+	got = __shfl_sync(0xffffffffu, got, 0);
+	run = 0;
 	for (uint32_t base = 0; base < pp->count; base += 32) {
 		uint32_t k = base + lane;
 		bool fl = k < pp->count && pp->evf[k];
@@ -238,9 +224,8 @@ struct itch_lines_h {
 	warp_ctx_init(warp_ctx *c, void *state, unsigned int lane)
 	{
 		(void)state;
+		(void)lane;
 		c->none = 0;
-		if (lane == 0)
-			itch_llp_of_warp()->t_write = 0;
 	}
 
 	/*
@@ -322,30 +307,21 @@ struct itch_lines_h {
 				itch_ll_done(f, ll, pp, now, tsc);
 			__syncwarp();
 			t[9] = clock64();
-			itch_ll_reserve(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
+			itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
 			t[10] = clock64();
 			if (lane == 0) {
-				/* (The figures; the events' writing is the warp's packet before's.) */
-				for (uint32_t i = 0; i < ITCH_LL_T_WRITE; i++)
+				/* (The figures: written after the packet's events are out, off their path.) */
+				for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)
 					ll->cyc[i] += (uint64_t)(t[i + 1] - t[i]);
-				ll->cyc[ITCH_LL_T_WRITE] += pp->t_write;
-				pp->t_write = 0;
 				if (ll->cyc_first == 0) {
 					ll->cyc_first = (uint64_t)t[0];
 					ll->ns_first = now;
 				}
-				ll->cyc_last = (uint64_t)t[ITCH_LL_T_WRITE];
+				ll->cyc_last = (uint64_t)t[ITCH_LL_T_COUNT];
 				ll->ns_last = gnio_shm_dev_time_ns();
 			}
 		}
 		itch_ll_pass_turn(ll, seq, lane);
-		if (pp->verdict == 0 && pp->fast) {
-			long long w = clock64();
-
-			itch_ll_write(pp, f->events != NULL ? &ll->evr : NULL, lane);
-			if (lane == 0)
-				pp->t_write = (uint64_t)(clock64() - w);
-		}
 		return v;
 	}
 };

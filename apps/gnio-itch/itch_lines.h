@@ -52,11 +52,10 @@
 /*
  * The GPU's timed steps of a packet the lanes take: put together (long ones),
  * looked at, messages found, decoded, their lines asked for, its turn waited
- * for (and the feed's order checked), planned, applied, done, its events
- * placed in the channel, then (the turn handed on) written.
+ * for (and the feed's order checked), planned, applied, done, pushed.
  */
 enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_WAVE, ITCH_LL_T_TURN,
-	ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_WRITE, ITCH_LL_T_COUNT };
+	ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
 
 /*
  * A packet's scratch, the lanes': what lane 0 saw of it, each message decoded,
@@ -73,8 +72,6 @@ struct itch_llp {
 	uint32_t adds[ITCH_LL_LANES];   /* each lane's adds (A, F, U) */
 	uint64_t smask[ITCH_LL_LANES];  /* shard s's messages: bit k for message k */
 	int32_t dorders[ITCH_LL_LANES], dlevels[ITCH_LL_LANES];   /* live orders and levels each lane's shard gained */
-	uint32_t ev_first, ev_got;      /* the GPU: its events' places in the channel (itch_ll_reserve()) */
-	uint64_t t_write;               /* the GPU: SM cycles the warp's last events took to write, not yet counted */
 	uint16_t moff[ITCH_LL_MAX], mlen[ITCH_LL_MAX];   /* each message's place in the payload, its bytes */
 	uint8_t evf[ITCH_LL_MAX];       /* has message k an event */
 	struct itch_msg msg[ITCH_LL_MAX] __attribute__((aligned(16)));
