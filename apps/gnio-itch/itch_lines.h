@@ -301,10 +301,9 @@ itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 		return;
 	/*
 	 * The shard's own struct (its tables' places, its counts) copied here and
-	 * back: a count stored to the one in the state would send the next read
-	 * of a table's place to L2 again (the GPU's L1 does not keep a line
-	 * written to). What the others hold counts only for a refusal, which
-	 * cannot come here.
+	 * back: the counts in registers while its messages are applied, one store
+	 * of them at the end. What the others hold counts only for a refusal,
+	 * which cannot come here.
 	 */
 	b = f->book[lane];
 	orders = b.live_orders;
