@@ -542,6 +542,13 @@ lines_seq_slot()
 /* Flagged lines: 16-byte chunks of a slot each lane reads, at most (GNIO_LQ_INLINE_MAX). */
 #define GNIO_LINES_ROUNDS ((GNIO_LQ_HDR_WORDS + GNIO_LQ_INLINE_MAX / 4 + 63) / 64)
 
+/* Flagged lines: the chunks (rounds of loads) each lane reads of a slot of @p inline_bytes. */
+static inline unsigned int
+lines_rounds(uint32_t inline_bytes)
+{
+	return (gnio_lq_slot_words(inline_bytes) / 2 + 31) / 32;
+}
+
 /* Raise *@p w to @p v unless it is already past it (sequence numbers wrap: not atomicMax). */
 __device__ __forceinline__ void
 seen_up_to(uint32_t *w, uint32_t v)
@@ -604,7 +611,7 @@ lines_heartbeat(const gnio_cuda_launch &l, uint32_t qi, qsync *sy, unsigned int 
  * memory; the others wait in L2. It leaves at GNIO_QUIT_NOW, or at
  * GNIO_QUIT_DRAIN once its next packet is past final[] (packets written).
  */
-template <class H>
+template <class H, unsigned int R>
 __global__ void
 k_lines(gnio_cuda_launch l)
 {
@@ -649,7 +656,7 @@ k_lines(gnio_cuda_launch l)
 	for (;;) {
 		const uint64_t *req = rq + (size_t)(seq & smask) * words;
 		uint64_t *ans = an + (size_t)(seq & smask) * words;
-		uint64_t a[GNIO_LINES_ROUNDS], b[GNIO_LINES_ROUNDS], t1;
+		uint64_t a[R], b[R], t1;
 		uint32_t quit = 0, port, dlen, plen;
 		bool ok = true;
 		gnio_pkt pk;
@@ -668,7 +675,7 @@ k_lines(gnio_cuda_launch l)
 		if (lane == 0 && (++polls & 7u) == 0)
 			quit = gnio_shm_dev_flag_load(l.quit);
 #pragma unroll
-		for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+		for (unsigned int r = 0; r < R; r++) {
 			unsigned int c = lane + 32 * r;
 
 			a[r] = b[r] = 0;
@@ -685,7 +692,7 @@ k_lines(gnio_cuda_launch l)
 					words) / 2;
 
 #pragma unroll
-			for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+			for (unsigned int r = 0; r < R; r++) {
 				unsigned int c = lane + 32 * r;
 
 				if (c >= need)
@@ -716,7 +723,7 @@ k_lines(gnio_cuda_launch l)
 			}
 		}
 #pragma unroll
-		for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+		for (unsigned int r = 0; r < R; r++) {
 			unsigned int c = lane + 32 * r;
 
 			if (c >= 4 && c < chunks) {
@@ -748,10 +755,10 @@ k_lines(gnio_cuda_launch l)
 		 * data words 32k to 32k + 31 (lane c has chunk c: words 2(c - 4), + 1).
 		 */
 		{
-			uint32_t ch[GNIO_LINES_ROUNDS], mine = 0;
+			uint32_t ch[R], mine = 0;
 
 #pragma unroll
-			for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+			for (unsigned int r = 0; r < R; r++) {
 				unsigned int c = lane + 32 * r;
 				uint32_t j = 2 * (c - 4);
 
@@ -773,7 +780,7 @@ k_lines(gnio_cuda_launch l)
 				uint32_t part = 0, m;
 
 #pragma unroll
-				for (unsigned int r = 0; r < GNIO_LINES_ROUNDS; r++) {
+				for (unsigned int r = 0; r < R; r++) {
 					unsigned int c = lane + 32 * r;
 					uint32_t j = 2 * (c - 4);
 
@@ -896,8 +903,17 @@ struct launchers {
 	static int
 	lines(const gnio_cuda_launch *l, unsigned int blocks, void *stream)
 	{
-		k_lines<H><<<blocks, GNIO_CUDA_PERSISTENT_THREADS, smem_bytes(*l),
-			(cudaStream_t)stream>>>(*l);
+		/*
+		 * Slots a round of loads covers (up to 192 inline bytes, the usual
+		 * latency slot): a kernel of one round, no predicated rounds to keep in
+		 * registers beside the handler's; larger slots the kernel of every round.
+		 */
+		if (lines_rounds(l->qs[0]->lq_inline) <= 1)
+			k_lines<H, 1><<<blocks, GNIO_CUDA_PERSISTENT_THREADS, smem_bytes(*l),
+				(cudaStream_t)stream>>>(*l);
+		else
+			k_lines<H, GNIO_LINES_ROUNDS><<<blocks, GNIO_CUDA_PERSISTENT_THREADS, smem_bytes(*l),
+				(cudaStream_t)stream>>>(*l);
 		return (int)cudaGetLastError();
 	}
 
