@@ -230,6 +230,30 @@ itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 	return ITCH_NONE;
 }
 
+/*
+ * itch_order_find() given its first probe already read: @p first, the order
+ * in slot @p i (itch_hash64(@p ref) & (order_cap - 1)). The same answer.
+ */
+GNIO_HD static inline uint32_t
+itch_order_find_at(const struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t i,
+		const struct itch_order *first)
+{
+	uint32_t m = b->order_cap - 1;
+
+	if (ref == 0 || first->ref == 0)
+		return ITCH_NONE;
+	if (first->ref == ref && first->locate == locate)
+		return i;
+	for (uint32_t n = 1; n < b->order_cap; n++) {
+		i = (i + 1) & m;
+		if (b->orders[i].ref == ref && b->orders[i].locate == locate)
+			return i;
+		if (b->orders[i].ref == 0)
+			return ITCH_NONE;
+	}
+	return ITCH_NONE;
+}
+
 GNIO_HD static inline void
 itch_order_remove(struct itch_book *b, uint32_t i)
 {
@@ -271,13 +295,34 @@ itch_level_slot(const struct itch_book *b, uint64_t key)
 }
 
 /*
- * The level of (stock, side, price), made and put in its place if there is
- * none; ITCH_NONE: the levels of all shards are level_cap already.
+ * itch_level_slot() given its first probe already read: index slot @p s
+ * (itch_hash64(@p key) & (2 * level_cap - 1)) holds @p l, and when l is a
+ * level, @p lkey is its key. The same answer.
  */
 GNIO_HD static inline uint32_t
-itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price)
+itch_level_slot_at(const struct itch_book *b, uint64_t key, uint32_t s, uint32_t l, uint64_t lkey)
 {
-	uint32_t s = itch_level_slot(b, itch_level_key(locate, side, price)), l, prev, cur;
+	uint32_t m = 2 * b->level_cap - 1;
+
+	if (l == ITCH_NONE || lkey == key)
+		return s;
+	for (uint32_t i = (s + 1) & m;; i = (i + 1) & m) {
+		l = b->lindex[i];
+		if (l == ITCH_NONE || itch_level_key(b->levels[l].locate, b->levels[l].side,
+				b->levels[l].price) == key)
+			return i;
+	}
+}
+
+/*
+ * The level of (stock, side, price) in index slot @p s (itch_level_slot()),
+ * made and put in its place if there is none; ITCH_NONE: the levels of all
+ * shards are level_cap already.
+ */
+GNIO_HD static inline uint32_t
+itch_level_get_at(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price, uint32_t s)
+{
+	uint32_t l, prev, cur;
 	uint32_t *head = &b->head[locate * 2 + side];
 
 	if (b->lindex[s] != ITCH_NONE)
@@ -312,25 +357,35 @@ itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t pri
 	return l;
 }
 
-/* Level @p l loses or gains shares and orders; one left with no order goes. */
+/* The level of (stock, side, price), made if there is none (itch_level_get_at()). */
+GNIO_HD static inline uint32_t
+itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price)
+{
+	return itch_level_get_at(b, locate, side, price, itch_level_slot(b, itch_level_key(locate, side, price)));
+}
+
+/*
+ * Level @p l loses or gains shares and orders; one left with no order goes.
+ * @p had: the level as it is (read before, with the message's other reads).
+ */
 GNIO_HD static inline void
-itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
+itch_level_add_to(struct itch_book *b, uint32_t l, const struct itch_level *had, int64_t shares, int32_t orders)
 {
 	struct itch_level *v = &b->levels[l];
-	uint32_t m = 2 * b->level_cap - 1, i, j;
+	uint32_t m = 2 * b->level_cap - 1, i, j, left = (uint32_t)((int32_t)had->orders + orders);
 
-	v->shares = (uint64_t)((int64_t)v->shares + shares);
-	v->orders = (uint32_t)((int32_t)v->orders + orders);
-	if (v->orders != 0)
+	v->shares = (uint64_t)((int64_t)had->shares + shares);
+	v->orders = left;
+	if (left != 0)
 		return;
-	if (v->prev != ITCH_NONE)
-		b->levels[v->prev].next = v->next;
+	if (had->prev != ITCH_NONE)
+		b->levels[had->prev].next = had->next;
 	else
-		b->head[v->locate * 2u + v->side] = v->next;
-	if (v->next != ITCH_NONE)
-		b->levels[v->next].prev = v->prev;
+		b->head[had->locate * 2u + had->side] = had->next;
+	if (had->next != ITCH_NONE)
+		b->levels[had->next].prev = had->prev;
 	/* Out of the index (backward shift), back to the pool. */
-	i = itch_level_slot(b, itch_level_key(v->locate, v->side, v->price));
+	i = itch_level_slot(b, itch_level_key(had->locate, had->side, had->price));
 	j = i;
 	for (;;) {
 		uint32_t k;
@@ -350,6 +405,15 @@ itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
 	v->next = b->free_level;
 	b->free_level = l;
 	b->live_levels--;
+}
+
+/* Level @p l loses or gains shares and orders; one left with no order goes. */
+GNIO_HD static inline void
+itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
+{
+	struct itch_level had = b->levels[l];
+
+	itch_level_add_to(b, l, &had, shares, orders);
 }
 
 /* ---- Messages ---- */
@@ -409,19 +473,25 @@ itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 /*
  * Add order @p ref: refused (book_full) when either table is full. An add of a
  * reference live in its stock, of reference 0 or of no shares changes nothing.
+ * What it looks up first, given: @p found, itch_order_find()'s answer for
+ * @p ref; @p slot, its level's index slot (itch_level_slot()), or ITCH_NONE
+ * to find it here.
  */
 GNIO_HD static inline void
-itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
+itch_add_at(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price,
+		uint32_t found, uint32_t slot)
 {
 	uint32_t m = b->order_cap - 1, i, l;
 
-	if (ref == 0 || shares == 0 || itch_order_find(b, ref, locate) != ITCH_NONE)
+	if (ref == 0 || shares == 0 || found != ITCH_NONE)
 		return;
 	if (b->live_orders + b->other_orders + 1 >= b->order_cap) {
 		b->book_full++;
 		return;
 	}
-	l = itch_level_get(b, locate, side, price);
+	if (slot == ITCH_NONE)
+		slot = itch_level_slot(b, itch_level_key(locate, side, price));
+	l = itch_level_get_at(b, locate, side, price, slot);
 	if (l == ITCH_NONE) {
 		b->book_full++;
 		return;
@@ -436,6 +506,14 @@ itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint
 	b->live_orders++;
 	b->seen[locate] = 1;
 	itch_level_add(b, l, shares, 1);
+}
+
+/* Add order @p ref (itch_add_at(), looking everything up here). */
+GNIO_HD static inline void
+itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
+{
+	itch_add_at(b, ref, locate, side, shares, price, ref == 0 ? ITCH_NONE : itch_order_find(b, ref, locate),
+			ITCH_NONE);
 }
 
 /* The best level of one side of a stock: price and shares (0, 0 for an empty side). */
@@ -523,45 +601,80 @@ itch_event_fill(struct itch_event *ev, const struct itch_msg *d, uint64_t seq, u
 GNIO_HD static inline int
 itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
 {
-	uint32_t locate = d->locate, o = ITCH_NONE, side;
-	uint64_t px0, sh0, px1, sh1, opx, osh;
+	uint32_t locate = d->locate, o, side, h[2], i0, slot = ITCH_NONE, lx = ITCH_NONE;
+	uint64_t px0, sh0, px1, sh1, opx, osh, bpx[2], bsh[2], key = 0, lkey = 0;
+	struct itch_order first;
+	struct itch_level had;
 	uint8_t t = d->type;
+	int add = t == 'A' || t == 'F';
 	int r = itch_msg_prologue(d, &b->unknown_type, &b->malformed, &b->messages, b->names, b->seen);
 
 	if (r != 1)
 		return r;
-	if (t == 'A' || t == 'F') {
+	/*
+	 * What the message looks up, read at once rather than one after another
+	 * (each a round trip to memory on a GPU): first the order's home slot (an
+	 * add's: where its find starts), both sides' best levels and an add's level
+	 * index slot; then what those point at: the best levels, the named order's
+	 * level and the add's level. Nothing has changed yet: every value is what
+	 * the steps below would have read.
+	 */
+	i0 = itch_hash64(d->ref) & (b->order_cap - 1);
+	first = b->orders[i0];
+	h[0] = b->head[locate * 2];
+	h[1] = b->head[locate * 2 + 1];
+	if (add) {
+		key = itch_level_key(locate, d->side, d->price);
+		slot = itch_hash64(key) & (2 * b->level_cap - 1);
+		lx = b->lindex[slot];
+	}
+	for (uint32_t s = 0; s < 2; s++) {
+		bpx[s] = h[s] != ITCH_NONE ? b->levels[h[s]].price : 0;
+		bsh[s] = h[s] != ITCH_NONE ? b->levels[h[s]].shares : 0;
+	}
+	/* (A free slot's level is an old one's, or 0: in the pool either way.) */
+	had = b->levels[first.level & (b->level_cap - 1)];
+	if (lx != ITCH_NONE)
+		lkey = itch_level_key(b->levels[lx].locate, b->levels[lx].side, b->levels[lx].price);
+	o = itch_order_find_at(b, d->ref, locate, i0, &first);
+	if (add) {
 		side = d->side;
 	} else {
-		o = itch_order_find(b, d->ref, locate);
 		if (o == ITCH_NONE) {
 			b->unknown_ref++;
 			return 0;
 		}
-		side = b->orders[o].side;
+		side = o == i0 ? first.side : b->orders[o].side;
 	}
-	/* Both sides' best before (the other side's does not change: one read, then both levels at once). */
-	itch_best(b, locate, side, &px0, &sh0);
-	itch_best(b, locate, side ^ 1, &opx, &osh);
-	if (t != 'A' && t != 'F') {
+	/* Both sides' best before (the other side's does not change). */
+	px0 = bpx[side];
+	sh0 = bsh[side];
+	opx = bpx[side ^ 1];
+	osh = bsh[side ^ 1];
+	if (!add) {
 		/*
 		 * E, C, X: fewer shares; D, U: all of them; the order goes with its last
 		 * one. (One way for all five: lanes of a warp applying different ones
 		 * take the same branch.)
 		 */
-		uint32_t have = b->orders[o].shares, l = b->orders[o].level, k = d->shares;
+		uint32_t have = o == i0 ? first.shares : b->orders[o].shares;
+		uint32_t l = o == i0 ? first.level : b->orders[o].level, k = d->shares;
 		int gone;
 
+		if (o != i0)
+			had = b->levels[l];
 		k = t == 'D' || t == 'U' || k > have ? have : k;
 		gone = k == have;
 		b->orders[o].shares = have - k;
 		if (gone)
 			itch_order_remove(b, o);     /* the slot may now hold another order */
-		itch_level_add(b, l, -(int64_t)k, gone ? -1 : 0);
+		itch_level_add_to(b, l, &had, -(int64_t)k, gone ? -1 : 0);
 	}
-	/* A, F: the order; U: the new one, on the old one's side. */
-	if (t == 'A' || t == 'F' || t == 'U')
-		itch_add(b, t == 'U' ? d->ref2 : d->ref, locate, side, d->shares, d->price);
+	/* A, F: the order (what it looks up, read above); U: the new one, on the old one's side. */
+	if (add)
+		itch_add_at(b, d->ref, locate, side, d->shares, d->price, o, itch_level_slot_at(b, key, slot, lx, lkey));
+	else if (t == 'U')
+		itch_add(b, d->ref2, locate, side, d->shares, d->price);
 	itch_best(b, locate, side, &px1, &sh1);
 	if (px0 == px1 && sh0 == sh1)
 		return 0;

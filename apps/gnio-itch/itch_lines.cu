@@ -216,16 +216,19 @@ struct itch_lines_h {
 #endif
 	}
 
+	/* The warp's own copy of what it reads of the state for every packet: the ports it takes. */
 	typedef struct {
-		uint32_t none;
+		struct itch_ports ports;
 	} warp_ctx;
 
 	__device__ static void
 	warp_ctx_init(warp_ctx *c, void *state, unsigned int lane)
 	{
-		(void)state;
+		const struct itch_state *st = (const struct itch_state *)state;
+
 		(void)lane;
-		c->none = 0;
+		c->ports.udp_port = st->udp_port;
+		c->ports.local_port = st->local_port;
 	}
 
 	/*
@@ -248,7 +251,6 @@ struct itch_lines_h {
 		bool longp = pk->pkt_len > pk->len, early;
 		long long t[ITCH_LL_T_COUNT + 1];      /* when each step began (clock64()) */
 
-		(void)c;
 		t[0] = clock64();
 		if (longp) {
 			itch_ll_wait_turn(ll, seq, lane);
@@ -257,8 +259,9 @@ struct itch_lines_h {
 		}
 		t[1] = clock64();
 		t[2] = t[1];
+		itch_ll_clear(pp, lane);
 		if (lane == 0) {
-			itch_ll_look(st, pp, &whole);
+			itch_ll_look(&c->ports, pp, &whole, tsc);
 			t[2] = clock64();
 			if (pp->fast)
 				itch_ll_places(pp);
@@ -304,7 +307,7 @@ struct itch_lines_h {
 			__syncwarp();
 			t[8] = clock64();
 			if (lane == 0)
-				itch_ll_done(f, ll, pp, now, tsc);
+				itch_ll_done(f, ll, pp, now);
 			__syncwarp();
 			t[9] = clock64();
 			itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);

@@ -9,7 +9,8 @@
  * answer, whatever comes after it.
  *
  * A packet, in steps (the lanes meet between them):
- *  1. lane 0 looks at it (itch_ll_look(), itch_ll_places(), itch_ll_in_order()):
+ *  1. lane 0 looks at it (itch_ll_look(), itch_ll_places(), itch_ll_in_order();
+ *     the other lanes empty the shards' masks meanwhile, itch_ll_clear()):
  *     the feed's, whole, its messages' places, of the session, next in order
  *     (what itch_feed_fast() takes); anything else goes to the CPU path's
  *     receiver as it is (itch_ll_general(): gaps, held messages, re-requests,
@@ -64,6 +65,7 @@ enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITC
 struct itch_llp {
 	const uint8_t *p;               /* the MoldUDP64 payload */
 	uint64_t seq;                   /* its first message's sequence number */
+	uint64_t rx_tsc;                /* when it was received (each of its events') */
 	uint32_t len, count;            /* its bytes, its messages */
 	uint32_t fast;                  /* 1: the lanes take it; 0: itch_ll_general() (or verdict) */
 	uint32_t par;                   /* 1: each shard by a lane; 0: every message by lane 0 */
@@ -173,20 +175,22 @@ itch_ll_prefetch(const struct itch_book *b, const struct itch_msg *d)
 }
 
 /*
- * Lane 0, step 1: is packet @p pk the feed's, a MoldUDP64 packet of
- * messages the lanes can take? Sets verdict (a packet not the feed's, or cut
- * short) and fast (1: so far; itch_ll_places() and itch_ll_in_order() to
- * finish). Reads the packet and the state's settings only, not the feed.
+ * Lane 0, step 1: is packet @p pk the feed's (on ports @p pt: the state's,
+ * kept by the caller), a MoldUDP64 packet of messages the lanes can take?
+ * Sets verdict (a packet not the feed's, or cut short) and fast (1: so far;
+ * itch_ll_places() and itch_ll_in_order() to finish). Reads the packet only,
+ * not the state.
  */
 GNIO_HD static inline void
-itch_ll_look(const struct itch_state *st, struct itch_llp *pp, const struct gnio_pkt *pk)
+itch_ll_look(const struct itch_ports *pt, struct itch_llp *pp, const struct gnio_pkt *pk, uint64_t rx_tsc)
 {
 	uint32_t off = 0, len = 0, count;
 	const uint8_t *p;
 	uint64_t seq;
 
 	pp->fast = 0;
-	pp->verdict = itch_payload(st, pk, &off, &len);
+	pp->rx_tsc = rx_tsc;
+	pp->verdict = itch_payload_on(pt, pk, &off, &len);
 	if (pp->verdict != 0)
 		return;
 	p = pk->data + off;
@@ -219,16 +223,21 @@ itch_ll_in_order(const struct itch_feed *f, struct itch_llp *pp)
 GNIO_HD static inline void
 itch_ll_places(struct itch_llp *pp)
 {
-	uint32_t at = ITCH_MOLD_HDR, n, k;
-	const uint8_t *m;
+	const uint8_t *p = pp->p, *m;
+	uint32_t at = ITCH_MOLD_HDR, n, k, len = pp->len, count = pp->count;
 
-	for (k = 0; k < pp->count && itch_mold_next(pp->p, pp->len, &at, &m, &n) == 1; k++) {
-		pp->moff[k] = (uint16_t)(m - pp->p);
+	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
+		pp->moff[k] = (uint16_t)(m - p);
 		pp->mlen[k] = (uint16_t)n;
 	}
-	for (uint32_t s = 0; s < ITCH_LL_LANES; s++)
-		pp->smask[s] = 0;
-	pp->fast = k == pp->count;
+	pp->fast = k == count;
+}
+
+/* Step 1, every lane at once with lane 0's look: shard @p lane's mask emptied for the packet. */
+GNIO_HD static inline void
+itch_ll_clear(struct itch_llp *pp, uint32_t lane)
+{
+	pp->smask[lane] = 0;
 }
 
 /*
@@ -292,8 +301,10 @@ itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 
 	if (!pp->par) {
 		if (lane == 0)
-			for (uint32_t k = 0; k < pp->count; k++)
+			for (uint32_t k = 0; k < pp->count; k++) {
 				pp->evf[k] = itch_feed_apply_msg(f, &pp->msg[k], pp->seq + k, &pp->ev[k]) == 1;
+				pp->ev[k].rx_tsc = pp->rx_tsc;
+			}
 		return;
 	}
 	pp->dorders[lane] = pp->dlevels[lane] = 0;
@@ -314,6 +325,7 @@ itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 		uint32_t k = itch_ll_first(m);
 
 		pp->evf[k] = itch_apply_msg(&b, &pp->msg[k], pp->seq + k, &pp->ev[k]) == 1;
+		pp->ev[k].rx_tsc = pp->rx_tsc;
 	}
 	f->book[lane] = b;
 	pp->dorders[lane] = (int32_t)(b.live_orders - orders);
@@ -322,10 +334,10 @@ itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 
 /*
  * Lane 0, step 5: the shards' gains of live orders and levels summed (par), the packet
- * taken (itch_feed_take()), each event given the packet's RX time @p rx_tsc.
+ * taken (itch_feed_take()). (Each event has the packet's RX time from the lane that applied it.)
  */
 GNIO_HD static inline void
-itch_ll_done(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, uint64_t now_ns, uint64_t rx_tsc)
+itch_ll_done(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, uint64_t now_ns)
 {
 	if (pp->par) {
 		int32_t orders = 0, levels = 0;
@@ -337,8 +349,6 @@ itch_ll_done(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, uint6
 		f->live_orders += (uint32_t)orders;
 		f->live_levels += (uint32_t)levels;
 	}
-	for (uint32_t k = 0; k < pp->count; k++)
-		pp->ev[k].rx_tsc = rx_tsc;
 	itch_feed_take(f, 1, pp->seq + pp->count, now_ns);
 	ll->fast_pkts++;
 	ll->serial_pkts += !pp->par;
@@ -367,8 +377,11 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 	struct itch_ll *ll = st->ll;
 	struct itch_llp *pp = &ll->pk;
 	struct itch_feed *f = &st->feed;
+	struct itch_ports pt = { st->udp_port, st->local_port };
 
-	itch_ll_look(st, pp, pk);
+	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
+		itch_ll_clear(pp, l);
+	itch_ll_look(&pt, pp, pk, rx_tsc);
 	if (pp->verdict != 0)
 		return pp->verdict;
 	if (pp->fast)
@@ -384,7 +397,7 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 	itch_ll_plan(f, pp);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_apply(f, pp, order != NULL ? order[ITCH_LL_LANES + l] : l);
-	itch_ll_done(f, ll, pp, now_ns, rx_tsc);
+	itch_ll_done(f, ll, pp, now_ns);
 	for (uint32_t k = 0; k < pp->count; k++)
 		if (pp->evf[k] && (f->events == NULL || gnio_event_push(f->events, &pp->ev[k]) != 0))
 			f->events_dropped++;

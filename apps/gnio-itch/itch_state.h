@@ -27,13 +27,18 @@ struct itch_state {
 	struct itch_feed feed __attribute__((aligned(64)));   /* must stay last: the tables follow it */
 };
 
+/* The UDP ports a packet is taken on (itch_state's udp_port and local_port), where a caller keeps them. */
+struct itch_ports {
+	uint32_t udp_port, local_port;
+};
+
 /*
- * The feed's UDP payload in packet @p pk: 0 with its offset and length, or
- * the verdict of a packet that is not the feed's (not handled) or is cut
- * short (malformed).
+ * The feed's UDP payload in packet @p pk, taken on ports @p pt: 0 with its
+ * offset and length, or the verdict of a packet that is not the feed's (not
+ * handled) or is cut short (malformed).
  */
 GNIO_HD static inline uint16_t
-itch_payload(const struct itch_state *st, const struct gnio_pkt *pk, uint32_t *off, uint32_t *len)
+itch_payload_on(const struct itch_ports *pt, const struct gnio_pkt *pk, uint32_t *off, uint32_t *len)
 {
 	const uint8_t *p = pk->data;
 	uint32_t ihl, udp, end, dport;
@@ -45,7 +50,7 @@ itch_payload(const struct itch_state *st, const struct gnio_pkt *pk, uint32_t *o
 	if (ihl < 20 || udp + 8 > pk->len)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	dport = (uint32_t)p[udp + 2] << 8 | p[udp + 3];
-	if (st->udp_port != 0 && dport != st->udp_port && dport != st->local_port)
+	if (pt->udp_port != 0 && dport != pt->udp_port && dport != pt->local_port)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
 	end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
 	if (end < udp + 8 || end > pk->len)
@@ -53,6 +58,15 @@ itch_payload(const struct itch_state *st, const struct gnio_pkt *pk, uint32_t *o
 	*off = udp + 8;
 	*len = end - udp - 8;
 	return 0;
+}
+
+/* The feed's UDP payload in packet @p pk (itch_payload_on() with the state's ports). */
+GNIO_HD static inline uint16_t
+itch_payload(const struct itch_state *st, const struct gnio_pkt *pk, uint32_t *off, uint32_t *len)
+{
+	struct itch_ports pt = { st->udp_port, st->local_port };
+
+	return itch_payload_on(&pt, pk, off, len);
 }
 
 /*
