@@ -7,8 +7,9 @@
  * gap given up can leave messages known to exist ahead of the next one
  * (announced by a heartbeat) with no gap open: the next packet in order must
  * open the gap again and ask for it, as the general path does, not be taken
- * quietly. Also: in order, a duplicate, a held packet filling a gap. And the
- * BBO file's lines (itch_out.h formats them itself, for speed): what printf's
+ * quietly. Also: in order, a duplicate, a held packet filling a gap; the
+ * GPU's message lengths (itch_msg_len_flat()) against the CPU's. And the BBO
+ * file's lines (itch_out.h formats them itself, for speed): what printf's
  * formatting gives, at every field's extremes.
  */
 #include <inttypes.h>
@@ -121,6 +122,9 @@ main(void)
 	CHECK(f->pending_full == 1 && f->lost == 4 + 9 + 49 && f->next == 81 && f->pend_hi == 101 &&
 			f->malformed == 0 && t.malformed == 0 && t.messages == 16 + 2);
 	free(mem);
+	/* The GPU's message lengths (no branch) are the CPU's, for every type byte. */
+	for (uint32_t c = 0; c < 256; c++)
+		CHECK(itch_msg_len_flat((uint8_t)c) == itch_msg_len((uint8_t)c));
 	bbo_line(&(struct itch_event){ 0 });
 	bbo_line(&(struct itch_event){ .seq = 1, .locate = 9, .ts = 10, .bid_px = 99, .bid_shares = 100,
 			.ask_px = 1000, .ask_shares = 12345678901ull });
