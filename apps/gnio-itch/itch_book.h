@@ -621,7 +621,7 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	uint32_t locate = d->locate, o, side, h[2], i0, slot = ITCH_NONE, lx = ITCH_NONE;
 	uint64_t px0, sh0, px1, sh1, opx, osh, bpx[2], bsh[2], key = 0, lkey = 0;
 	struct itch_order first;
-	struct itch_level had;
+	struct itch_level had = { 0 };
 	uint8_t t = d->type;
 	int add = t == 'A' || t == 'F';
 	int r = itch_msg_prologue(d, &b->unknown_type, &b->malformed, &b->messages, b->names, b->seen);
@@ -649,8 +649,9 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 		bpx[s] = h[s] != ITCH_NONE ? b->levels[h[s]].price : 0;
 		bsh[s] = h[s] != ITCH_NONE ? b->levels[h[s]].shares : 0;
 	}
-	/* (A free slot's level is an old one's, or 0: in the pool either way.) */
-	had = b->levels[first.level & (b->level_cap - 1)];
+	/* (The named order's level; a free slot's is an old one's, or 0: in the pool either way.) */
+	if (!add)
+		had = b->levels[first.level & (b->level_cap - 1)];
 	if (lx != ITCH_NONE)
 		lkey = itch_level_key(b->levels[lx].locate, b->levels[lx].side, b->levels[lx].price);
 	o = itch_order_find_at(b, d->ref, locate, i0, &first);

@@ -49,6 +49,9 @@
 #define ITCH_LL_LANES 32u
 #define ITCH_LL_MAX 64u         /* messages of a packet the lanes take (more: itch_ll_general()) */
 #define ITCH_LL_BUF 16384u      /* bytes of a packet past the flagged lines' copy, put together here */
+#ifndef ITCH_LL_WAVE
+#define ITCH_LL_WAVE 1          /* 0: no first wave (itch_ll_wave()), to measure what it saves */
+#endif
 
 /*
  * The GPU's timed steps of a packet the lanes take: put together (long ones),
@@ -266,7 +269,7 @@ itch_ll_decode(const struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 GNIO_HD static inline void
 itch_ll_wave(const struct itch_feed *f, const struct itch_llp *pp, uint32_t lane)
 {
-	for (uint32_t k = lane; k < pp->count; k += ITCH_LL_LANES)
+	for (uint32_t k = lane; ITCH_LL_WAVE && k < pp->count; k += ITCH_LL_LANES)
 		itch_ll_prefetch(&f->book[pp->msg[k].shard], &pp->msg[k]);
 }
 
