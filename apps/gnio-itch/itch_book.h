@@ -618,8 +618,8 @@ itch_event_fill(struct itch_event *ev, const struct itch_msg *d, uint64_t seq, u
 GNIO_HD static inline int
 itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
 {
-	uint32_t locate = d->locate, o, side, h[2], i0, slot = ITCH_NONE, lx = ITCH_NONE;
-	uint64_t px0, sh0, px1, sh1, opx, osh, bpx[2], bsh[2], key = 0, lkey = 0;
+	uint32_t locate = d->locate, o, side, h0, h1, i0, slot = ITCH_NONE, lx = ITCH_NONE;
+	uint64_t px0, sh0, px1, sh1, opx, osh, bpx0, bsh0, bpx1, bsh1, key = 0, lkey = 0;
 	struct itch_order first;
 	struct itch_level had = { 0 };
 	uint8_t t = d->type;
@@ -638,17 +638,22 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	 */
 	i0 = itch_hash64(d->ref) & (b->order_cap - 1);
 	first = b->orders[i0];
-	h[0] = b->head[locate * 2];
-	h[1] = b->head[locate * 2 + 1];
+	h0 = b->head[locate * 2];
+	h1 = b->head[locate * 2 + 1];
 	if (add) {
 		key = itch_level_key(locate, d->side, d->price);
 		slot = itch_hash64(key) & (2 * b->level_cap - 1);
 		lx = b->lindex[slot];
 	}
-	for (uint32_t s = 0; s < 2; s++) {
-		bpx[s] = h[s] != ITCH_NONE ? b->levels[h[s]].price : 0;
-		bsh[s] = h[s] != ITCH_NONE ? b->levels[h[s]].shares : 0;
-	}
+	/*
+	 * (Scalars, not arrays indexed by the side: on a GPU such an array lives in
+	 * local memory, and storing each value there waits for its load, one round
+	 * trip after another.)
+	 */
+	bpx0 = h0 != ITCH_NONE ? b->levels[h0].price : 0;
+	bsh0 = h0 != ITCH_NONE ? b->levels[h0].shares : 0;
+	bpx1 = h1 != ITCH_NONE ? b->levels[h1].price : 0;
+	bsh1 = h1 != ITCH_NONE ? b->levels[h1].shares : 0;
 	/* (The named order's level; a free slot's is an old one's, or 0: in the pool either way.) */
 	if (!add)
 		had = b->levels[first.level & (b->level_cap - 1)];
@@ -665,10 +670,10 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 		side = o == i0 ? first.side : b->orders[o].side;
 	}
 	/* Both sides' best before (the other side's does not change). */
-	px0 = bpx[side];
-	sh0 = bsh[side];
-	opx = bpx[side ^ 1];
-	osh = bsh[side ^ 1];
+	px0 = side != 0 ? bpx1 : bpx0;
+	sh0 = side != 0 ? bsh1 : bsh0;
+	opx = side != 0 ? bpx0 : bpx1;
+	osh = side != 0 ? bsh0 : bsh1;
 	if (!add) {
 		/*
 		 * E, C, X: fewer shares; D, U: all of them; the order goes with its last
