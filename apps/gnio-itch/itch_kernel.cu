@@ -528,18 +528,6 @@ itch_reserve(const struct gnio_event_ring *ev, uint32_t want, uint32_t *got)
 	}
 }
 
-/* Record @p e into the channel at @p dst: 16 bytes a store where it can be (each store a PCIe write). */
-__device__ static void
-itch_put(uint8_t *dst, const struct itch_event *e, uint32_t size)
-{
-	if (size == sizeof(*e) && sizeof(*e) % 16 == 0 && ((uintptr_t)dst & 15) == 0) {
-		for (uint32_t k = 0; k < sizeof(*e) / 16; k++)
-			((uint4 *)dst)[k] = ((const uint4 *)e)[k];
-	} else {
-		memcpy(dst, e, size);
-	}
-}
-
 /* Messages of a chunk a thread (itch_push(), itch_mine()). */
 #define ITCH_MPT (ITCH_B_TOTAL / ITCH_THREADS)
 static_assert(ITCH_MPT >= 1 && ITCH_MPT * ITCH_THREADS == ITCH_B_TOTAL, "a chunk's messages over the threads");
@@ -573,15 +561,10 @@ itch_push(struct itch_bctx cv, struct itch_feed *f, uint32_t tid)
 	__syncthreads();
 	first = sh->ev_first;
 	got = sh->ev_got;
+	/* (Tagged words, 16 bytes a store: the CPU takes a record once all of them are there, no fence.) */
 	for (uint32_t u = 0; u < ITCH_MPT; u++)
 		if (flag[u] && pos[u] < got)
-			itch_put(ev->rec + (size_t)((first + pos[u]) & ev->mask) * ev->rec_size,
-					&c->ev[ITCH_MPT * tid + u], ev->rec_size);
-	/* Every record this thread wrote, then their sequence words (the CPU reads a record once its word says so). */
-	__threadfence_system();
-	for (uint32_t u = 0; u < ITCH_MPT; u++)
-		if (flag[u] && pos[u] < got)
-			((volatile uint32_t *)ev->seq)[(first + pos[u]) & ev->mask] = first + pos[u] + 1;
+			gnio_event_write(ev, first + pos[u], &c->ev[ITCH_MPT * tid + u]);
 }
 
 /* The GPU's sort of a chunk's keys (every thread), by CUB sorter @p S of @p IPT keys a thread. */

@@ -70,20 +70,28 @@ itch_ll_gather(struct itch_ll *ll, const struct gnio_pkt *pk, unsigned int lane)
 /*
  * The packet's events into the channel, in message order: lane 0 reserves
  * them all at once (the channel's consumed read again only when the room it
- * last saw is short), each lane writes its records (16 bytes a store), then,
- * after a system-scope fence, their sequence words.
+ * last saw is short), then the lanes write their tagged words, 16 bytes a
+ * store, an event's pairs over several lanes: no fence (gnio_events.h).
+ * This warp's lane 0 is the channel's one pusher (gnio-itch --lines' warps
+ * push only in their turn, its general path from this lane too): the next
+ * record number is kept here (ll->ev_next, read again from the channel after
+ * the general path pushed), and the reservation is a plain store.
  */
 __device__ static void
-itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct itch_llp *pp, const struct gnio_event_ring *ev,
+itch_ll_push(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, const struct gnio_event_ring *ev,
 		unsigned int lane)
 {
-	uint32_t total = 0, first = 0, got = 0, run;
+	uint32_t total = 0, first = 0, got = 0, pairs;
 	unsigned int lt = (1u << lane) - 1;
 
 	for (uint32_t base = 0; base < pp->count; base += 32) {
 		uint32_t k = base + lane;
+		bool fl = k < pp->count && pp->evf[k];
+		uint32_t bal = __ballot_sync(0xffffffffu, fl);
 
-		total += __popc(__ballot_sync(0xffffffffu, k < pp->count && pp->evf[k]));
+		if (fl)
+			pp->evk[total + __popc(bal & lt)] = (uint8_t)k;
+		total += __popc(bal);
 	}
 	if (total == 0)
 		return;
@@ -91,19 +99,17 @@ itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct itch_llp *pp,
 		if (ev == NULL) {
 			f->events_dropped += total;
 		} else {
-			/*
-			 * This lane is the channel's one pusher (gnio-itch --lines' warps push
-			 * only in their turn, its general path from this lane too): the
-			 * reservation is a plain store, not a compare-and-swap.
-			 */
-			uint32_t r = gnio_shm_dev_gpu_peek(ev->reserve), room = ev->mask + 1 - (r - ll->ev_cons);
+			uint32_t r = ll->ev_next_ok ? ll->ev_next : gnio_shm_dev_gpu_peek(ev->reserve), room;
 
+			room = ev->mask + 1 - (r - ll->ev_cons);
 			if (room < total) {
 				ll->ev_cons = gnio_shm_dev_flag_load(ev->consumed);
 				room = ev->mask + 1 - (r - ll->ev_cons);
 			}
 			got = min(total, room);
 			first = r;
+			ll->ev_next = r + got;
+			ll->ev_next_ok = 1;
 			*(volatile uint32_t *)ev->reserve = r + got;
 			if (got < total) {
 				atomicAdd(ev->dropped, total - got);
@@ -111,37 +117,14 @@ itch_ll_push(struct itch_feed *f, struct itch_ll *ll, const struct itch_llp *pp,
 			}
 		}
 	}
+	__syncwarp();
 	first = __shfl_sync(0xffffffffu, first, 0);
 	got = __shfl_sync(0xffffffffu, got, 0);
-	run = 0;
-	for (uint32_t base = 0; base < pp->count; base += 32) {
-		uint32_t k = base + lane;
-		bool fl = k < pp->count && pp->evf[k];
-		uint32_t bal = __ballot_sync(0xffffffffu, fl), pos = run + __popc(bal & lt);
+	pairs = ev != NULL ? ev->rec_words / 2 : 0;
+	for (uint32_t i = lane; i < got * pairs; i += 32) {
+		uint32_t e = i / pairs;
 
-		if (fl && pos < got) {
-			uint8_t *dst = ev->rec + (size_t)((first + pos) & ev->mask) * ev->rec_size;
-
-			if (ev->rec_size == sizeof(struct itch_event) && ((uintptr_t)dst & 15) == 0) {
-				for (uint32_t q = 0; q < sizeof(struct itch_event) / 16; q++)
-					((uint4 *)dst)[q] = ((const uint4 *)&pp->ev[k])[q];
-			} else {
-				memcpy(dst, &pp->ev[k], ev->rec_size);
-			}
-		}
-		run += __popc(bal);
-	}
-	/* Every record, then the sequence words (the CPU reads a record once its word says so). */
-	__threadfence_system();
-	run = 0;
-	for (uint32_t base = 0; base < pp->count; base += 32) {
-		uint32_t k = base + lane;
-		bool fl = k < pp->count && pp->evf[k];
-		uint32_t bal = __ballot_sync(0xffffffffu, fl), pos = run + __popc(bal & lt);
-
-		if (fl && pos < got)
-			((volatile uint32_t *)ev->seq)[(first + pos) & ev->mask] = first + pos + 1;
-		run += __popc(bal);
+		gnio_event_write_pair(ev, first + e, i - e * pairs, &pp->ev[pp->evk[e]]);
 	}
 }
 
@@ -280,7 +263,7 @@ struct itch_lines_h {
 		itch_ll_wait_turn(ll, seq, lane);
 		if (lane == 0) {
 			ll->long_pkts += longp;
-			if (f->events != NULL && ll->evr.rec == NULL)
+			if (f->events != NULL && ll->evr.words == NULL)
 				ll->evr = *f->events;        /* the channel's view, read once */
 			if (early)
 				itch_ll_in_order(f, pp);

@@ -79,6 +79,7 @@ struct itch_llp {
 	int32_t dorders[ITCH_LL_LANES], dlevels[ITCH_LL_LANES];   /* live orders and levels each lane's shard gained */
 	uint16_t moff[ITCH_LL_MAX], mlen[ITCH_LL_MAX];   /* each message's place in the payload, its bytes */
 	uint8_t evf[ITCH_LL_MAX];       /* has message k an event */
+	uint8_t evk[ITCH_LL_MAX];       /* the GPU's push: the packet's e-th event is message evk[e]'s */
 	struct itch_msg msg[ITCH_LL_MAX] __attribute__((aligned(16)));
 	struct itch_event ev[ITCH_LL_MAX] __attribute__((aligned(64)));
 };
@@ -86,8 +87,9 @@ struct itch_llp {
 /* The path's own state, after the feed's tables. */
 struct itch_ll {
 	uint32_t ev_cons;               /* the GPU: the event channel's consumed, as last read */
+	uint32_t ev_next, ev_next_ok;   /* the GPU: the channel's next record (ev_next_ok 0: read it from the channel) */
 	uint32_t turn;                  /* the GPU: the number of the packet whose turn it is (gnio_lines_seq()) */
-	struct gnio_event_ring evr;     /* the GPU: the channel's view, read once (evr.rec NULL: not yet) */
+	struct gnio_event_ring evr;     /* the GPU: the channel's view, read once (evr.words NULL: not yet) */
 	/*
 	 * Figures: packets the lanes took (of them, one lane alone), the general
 	 * path's, long ones; the GPU: turns taken without the packet before (an abort).
@@ -362,6 +364,7 @@ GNIO_HD static inline uint16_t
 itch_ll_general(struct itch_state *st, struct itch_ll *ll, struct gnio_pkt *pk, uint64_t now_ns, uint64_t rx_tsc)
 {
 	ll->general_pkts++;
+	ll->ev_next_ok = 0;     /* (its events go through gnio_event_push(): the GPU's push reads the channel again) */
 	st->feed.rx_tsc = rx_tsc;
 	return itch_on_packet(st, pk, now_ns);
 }

@@ -189,16 +189,18 @@ pcap_next(FILE *f, const struct opts *o, uint8_t *pkt, size_t cap, uint32_t *len
 
 /* --lines: the event channel, in plain memory (gnio_events.h's protocol, drained here after each packet). */
 #define EV_SLOTS (1u << 16)
-static uint32_t ev_reserve, ev_dropped, ev_consumed, ev_seq[EV_SLOTS];
-static struct itch_event ev_rec[EV_SLOTS];
-static const struct gnio_event_ring ev_ring = { &ev_reserve, &ev_dropped, &ev_consumed, ev_seq,
-	(uint8_t *)ev_rec, EV_SLOTS - 1, sizeof(struct itch_event) };
+static uint32_t ev_reserve, ev_dropped, ev_consumed;
+static uint64_t ev_words[EV_SLOTS * (sizeof(struct itch_event) / 4)];
+static const struct gnio_event_ring ev_ring = { &ev_reserve, &ev_dropped, &ev_consumed, ev_words, EV_SLOTS - 1,
+	sizeof(struct itch_event), sizeof(struct itch_event) / 4, 0 };
 
 static void
 ev_drain(struct out *out)
 {
-	while (ev_seq[ev_consumed & (EV_SLOTS - 1)] == ev_consumed + 1) {
-		on_event(out, &ev_rec[ev_consumed & (EV_SLOTS - 1)]);
+	struct itch_event e;
+
+	while (gnio_event_read(&ev_ring, ev_consumed, &e)) {
+		on_event(out, &e);
 		ev_consumed++;
 	}
 }

@@ -83,11 +83,12 @@ int gnio_pipeline_state_write(struct gnio_pipeline *p, uint16_t g, size_t off, c
 struct gnio_events;
 
 /**
- * Make the pipeline's event channels, one per GPU (device memory the CPU can
- * read on a CUDA GPU). Once per pipeline, while stopped.
+ * Make the pipeline's event channels, one per GPU (host memory registered with
+ * the GPU: a record takes twice its size there, as tagged words,
+ * <gnio/device/gnio_events.h>). Once per pipeline, while stopped.
  * @param p the pipeline
  * @param rec_size bytes per record (a multiple of 8 is fastest)
- * @param nb_records records per channel, a power of two
+ * @param nb_records records per channel, a power of two, at most GNIO_EVENT_MAX_RECORDS
  * @return the channels, or NULL with rte_errno: EINVAL, EEXIST (made
  *   already), EBUSY (running), ENOMEM, EIO.
  */

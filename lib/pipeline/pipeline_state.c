@@ -164,12 +164,12 @@ gnio_pipeline_state_write(struct gnio_pipeline *p, uint16_t g, size_t off, const
 	return st_copy(st_ordinal(p, p->gpu[g].gpu_id), (uint8_t *)p->gpu[g].state + off, src, len);
 }
 
-/* One GPU's channel: the ring struct, sequence words and records in registered host memory. */
+/* One GPU's channel: the ring struct and the records' tagged words in registered host memory. */
 struct ev_gpu {
 	int16_t gpu_id;
 	int ord;                        /* st_ordinal(): where the counters are */
 	struct gnio_event_ring *ring;   /* registered host memory: what handlers read */
-	void *host;                     /* the block holding ring, seq and records */
+	void *host;                     /* the block holding the ring struct, consumed and the records */
 	size_t host_len;
 	uint32_t *counters;             /* reserve, dropped: device memory on a CUDA GPU */
 	uint32_t *consumed;             /* in the host block: the CPU writes it */
@@ -206,7 +206,8 @@ gnio_pipeline_events_create(struct gnio_pipeline *p, uint32_t rec_size, uint32_t
 	struct gnio_events *ev;
 	uint32_t zero[16] = { 0 };
 
-	if (p == NULL || rec_size == 0 || nb_records < 2 || !rte_is_power_of_2(nb_records)) {
+	if (p == NULL || rec_size == 0 || nb_records < 2 || !rte_is_power_of_2(nb_records) ||
+			nb_records > GNIO_EVENT_MAX_RECORDS) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -227,13 +228,13 @@ gnio_pipeline_events_create(struct gnio_pipeline *p, uint32_t rec_size, uint32_t
 	ev->nb_records = nb_records;
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		struct ev_gpu *e = &ev->g[ev->nb++];
-		size_t seq_off = RTE_ALIGN_CEIL(sizeof(struct gnio_event_ring), 64) + 64;
-		size_t rec_off = RTE_ALIGN_CEIL(seq_off + sizeof(uint32_t) * nb_records, 64);
+		size_t rec_off = RTE_ALIGN_CEIL(sizeof(struct gnio_event_ring), 64) + 64;
+		uint32_t words = gnio_event_rec_words(rec_size);
 		uint8_t *b;
 
 		e->gpu_id = p->gpu[g].gpu_id;
 		e->ord = st_ordinal(p, e->gpu_id);
-		e->host_len = rec_off + (size_t)rec_size * nb_records;
+		e->host_len = rec_off + (size_t)words * sizeof(uint64_t) * nb_records;
 		e->host = rte_zmalloc("gnio_events", e->host_len, 4096);
 		if (e->host == NULL)
 			goto nomem;
@@ -253,10 +254,10 @@ gnio_pipeline_events_create(struct gnio_pipeline *p, uint32_t rec_size, uint32_t
 		e->ring->reserve = &e->counters[0];
 		e->ring->dropped = &e->counters[8];
 		e->ring->consumed = e->consumed;
-		e->ring->seq = (uint32_t *)(b + seq_off);
-		e->ring->rec = b + rec_off;
+		e->ring->words = (uint64_t *)(b + rec_off);
 		e->ring->mask = nb_records - 1;
 		e->ring->rec_size = rec_size;
+		e->ring->rec_words = words;
 	}
 	p->events = ev;
 	return ev;
@@ -289,9 +290,7 @@ gnio_events_drain(struct gnio_events *ev, void *out, uint32_t max)
 		const struct gnio_event_ring *r = e->ring;
 		uint32_t c = __atomic_load_n(e->consumed, __ATOMIC_RELAXED);
 
-		while (n < max && __atomic_load_n(&r->seq[c & r->mask], __ATOMIC_ACQUIRE) == c + 1) {
-			memcpy((uint8_t *)out + (size_t)n * ev->rec_size,
-					r->rec + (size_t)(c & r->mask) * ev->rec_size, ev->rec_size);
+		while (n < max && gnio_event_read(r, c, (uint8_t *)out + (size_t)n * ev->rec_size)) {
 			c++;
 			n++;
 		}
@@ -318,8 +317,7 @@ gnio_events_counts(const struct gnio_events *ev, struct gnio_events_counts *c)
 		c->drained += drained;
 		c->pending += w[0] - drained;
 		for (uint32_t r = drained; r != w[0]; r++)
-			c->incomplete += __atomic_load_n(&e->ring->seq[r & e->ring->mask],
-					__ATOMIC_ACQUIRE) != r + 1;
+			c->incomplete += !gnio_event_complete(e->ring, r);
 	}
 	return 0;
 }

@@ -32,8 +32,8 @@
 /* A receiver: its state, its event channel in plain memory (gnio_events.h's protocol). */
 struct side {
 	struct itch_state *st;
-	uint32_t reserve, dropped, consumed, seq[RING];
-	struct itch_event rec[RING];
+	uint32_t reserve, dropped, consumed;
+	uint64_t words[RING * (sizeof(struct itch_event) / 4)];
 	struct gnio_event_ring ring;
 	struct itch_event got[RING];
 	uint32_t n;
@@ -59,9 +59,9 @@ side_init(struct side *s, uint32_t shards)
 	s->st->udp_port = 26400;
 	s->st->local_port = 26402;
 	s->reserve = s->dropped = s->consumed = 0;
-	memset(s->seq, 0, sizeof(s->seq));
-	s->ring = (struct gnio_event_ring){ &s->reserve, &s->dropped, &s->consumed, s->seq, (uint8_t *)s->rec,
-		RING - 1, sizeof(struct itch_event) };
+	memset(s->words, 0, sizeof(s->words));
+	s->ring = (struct gnio_event_ring){ &s->reserve, &s->dropped, &s->consumed, s->words, RING - 1,
+		sizeof(struct itch_event), gnio_event_rec_words(sizeof(struct itch_event)), 0 };
 	itch_feed_init(&s->st->feed, (uintptr_t)&s->st->feed, ORDERS, LEVELS, PENDING, shards, 5000000, &s->ring);
 	if (s->st->ll != NULL)
 		memset(s->st->ll, 0, sizeof(struct itch_ll));
@@ -72,11 +72,11 @@ static void
 side_drain(struct side *s)
 {
 	s->n = 0;
-	while (s->seq[s->consumed & (RING - 1)] == s->consumed + 1) {
-		must(s->n < RING);
-		s->got[s->n++] = s->rec[s->consumed & (RING - 1)];
+	while (s->n < RING && gnio_event_read(&s->ring, s->consumed, &s->got[s->n])) {
+		s->n++;
 		s->consumed++;
 	}
+	must(!gnio_event_complete(&s->ring, s->consumed));
 	must(s->dropped == 0);
 }
 

@@ -302,6 +302,16 @@ gnio_shm_dev_line_store(uint64_t *p, uint64_t v)
 	asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
+/**
+ * Store two words (16 bytes, aligned) of a tagged line to host memory with one
+ * store (relaxed, system scope: no fence; each 8-byte half single-copy atomic).
+ */
+__device__ __forceinline__ void
+gnio_shm_dev_line_store2(uint64_t *p, uint64_t a, uint64_t b)
+{
+	asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" : : "l"(p), "l"(a), "l"(b) : "memory");
+}
+
 /** Read a CPU-written control flag (quit): fetched again from memory every time. */
 __device__ __forceinline__ uint32_t
 gnio_shm_dev_flag_load(const uint32_t *flag)
