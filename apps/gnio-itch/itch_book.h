@@ -80,14 +80,20 @@ itch_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/*
+ * 48 and 64 bits, big-endian: two 32-bit halves put together (each a few
+ * byte permutes on a GPU), not a chain of 64-bit shifts a byte at a time.
+ */
 GNIO_HD static inline uint64_t
-itch_be_n(const uint8_t *p, unsigned int n)
+itch_be48(const uint8_t *p)
 {
-	uint64_t v = 0;
+	return (uint64_t)itch_be16(p) << 32 | itch_be32(p + 2);
+}
 
-	for (unsigned int i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
+GNIO_HD static inline uint64_t
+itch_be64(const uint8_t *p)
+{
+	return (uint64_t)itch_be32(p) << 32 | itch_be32(p + 4);
 }
 
 struct itch_order {
@@ -479,9 +485,9 @@ itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 	d->locate = n >= 3 ? (uint16_t)itch_be16(m + 1) : 0;
 	d->shard = 0;
 	d->status = len == 0 ? ITCH_MSG_UNKNOWN : ok ? ITCH_MSG_OK : ITCH_MSG_MALFORMED;
-	d->ts = ok ? itch_be_n(m + 5, 6) : 0;
-	d->ref = at_ref != 0 ? itch_be_n(m + at_ref, 8) : 0;
-	d->ref2 = at_ref2 != 0 ? itch_be_n(m + at_ref2, 8) : 0;
+	d->ts = ok ? itch_be48(m + 5) : 0;
+	d->ref = at_ref != 0 ? itch_be64(m + at_ref) : 0;
+	d->ref2 = at_ref2 != 0 ? itch_be64(m + at_ref2) : 0;
 	d->shares = at_sh != 0 ? itch_be32(m + at_sh) : 0;
 	d->price = at_px != 0 ? itch_be32(m + at_px) : 0;
 	d->side = ok && add ? m[19] == 'S' : 0;
@@ -724,16 +730,16 @@ itch_book_prefetch(const struct itch_book *b, const uint8_t *m, uint32_t n)
 	case 'A': case 'F':
 		locate = itch_be16(m + 1);
 		side = m[19] == 'S';
-		__builtin_prefetch(&b->orders[itch_hash64(itch_be_n(m + 11, 8)) & om]);
+		__builtin_prefetch(&b->orders[itch_hash64(itch_be64(m + 11)) & om]);
 		__builtin_prefetch(&b->lindex[itch_hash64(itch_level_key(locate, side, itch_be32(m + 32))) &
 				(2 * b->level_cap - 1)]);
 		__builtin_prefetch(&b->head[locate * 2 + side]);
 		break;
 	case 'U':
-		__builtin_prefetch(&b->orders[itch_hash64(itch_be_n(m + 19, 8)) & om]);
+		__builtin_prefetch(&b->orders[itch_hash64(itch_be64(m + 19)) & om]);
 		/* fall through */
 	case 'E': case 'C': case 'X': case 'D':
-		__builtin_prefetch(&b->orders[itch_hash64(itch_be_n(m + 11, 8)) & om]);
+		__builtin_prefetch(&b->orders[itch_hash64(itch_be64(m + 11)) & om]);
 		break;
 	default:
 		break;
@@ -767,7 +773,7 @@ itch_book_prefetch2(const struct itch_book *b, const uint8_t *m, uint32_t n)
 	}
 	if (m[0] != 'E' && m[0] != 'C' && m[0] != 'X' && m[0] != 'D' && m[0] != 'U')
 		return;
-	ref = itch_be_n(m + 11, 8);
+	ref = itch_be64(m + 11);
 	i = itch_hash64(ref) & (b->order_cap - 1);
 	if (ref != 0 && b->orders[i].ref == ref)
 		__builtin_prefetch(&b->levels[b->orders[i].level]);
@@ -800,7 +806,7 @@ itch_mold_header(const uint8_t *p, uint32_t len, uint64_t *seq, uint32_t *count)
 {
 	if (len < ITCH_MOLD_HDR)
 		return -1;
-	*seq = itch_be_n(p + 10, 8);
+	*seq = itch_be64(p + 10);
 	*count = itch_be16(p + 18);
 	return 0;
 }

@@ -199,19 +199,33 @@ struct itch_lines_h {
 #endif
 	}
 
-	/* The warp's own copy of what it reads of the state for every packet: the ports it takes. */
+	/*
+	 * The warp's own copy of what it reads of the state for every packet and
+	 * that does not change while the kernel runs: the ports it takes, the
+	 * book's shards, the event channel's view (copied into ll->evr here:
+	 * both warps write the same bytes before either takes a packet).
+	 */
 	typedef struct {
 		struct itch_ports ports;
+		uint32_t shards;
+		const struct gnio_event_ring *ev;
 	} warp_ctx;
 
 	__device__ static void
 	warp_ctx_init(warp_ctx *c, void *state, unsigned int lane)
 	{
-		const struct itch_state *st = (const struct itch_state *)state;
+		struct itch_state *st = (struct itch_state *)state;
 
-		(void)lane;
 		c->ports.udp_port = st->udp_port;
 		c->ports.local_port = st->local_port;
+		c->shards = st->feed.nb_shards;
+		c->ev = NULL;
+		if (st->feed.events != NULL) {
+			if (lane == 0)
+				st->ll->evr = *st->feed.events;
+			__syncwarp();
+			c->ev = &st->ll->evr;
+		}
 	}
 
 	/*
@@ -232,6 +246,7 @@ struct itch_lines_h {
 		uint32_t seq = gnio_lines_seq();
 		uint16_t v = gnio_verdict_drop(GNIO_DROP_HANDLER);
 		bool longp = pk->pkt_len > pk->len, early;
+		uint32_t adds = 0;
 		long long t[ITCH_LL_T_COUNT + 1];      /* when each step began (clock64()) */
 
 		t[0] = clock64();
@@ -253,7 +268,8 @@ struct itch_lines_h {
 		t[3] = t[4] = clock64();
 		early = pp->verdict == 0 && pp->fast;
 		if (early) {
-			itch_ll_decode(f, pp, lane);
+			/* (The packet's adds: each lane's, summed across the warp.) */
+			adds = __reduce_add_sync(0xffffffffu, itch_ll_decode(pp, lane, c->shards));
 			__syncwarp();
 			t[4] = clock64();
 			itch_ll_wave(f, pp, lane);
@@ -262,9 +278,8 @@ struct itch_lines_h {
 		t[5] = clock64();
 		itch_ll_wait_turn(ll, seq, lane);
 		if (lane == 0) {
-			ll->long_pkts += longp;
-			if (f->events != NULL && ll->evr.words == NULL)
-				ll->evr = *f->events;        /* the channel's view, read once */
+			if (longp)
+				ll->long_pkts++;
 			if (early)
 				itch_ll_in_order(f, pp);
 		}
@@ -282,21 +297,26 @@ struct itch_lines_h {
 			}
 			v = __shfl_sync(0xffffffffu, v, 0);
 		} else {
+			int32_t go, gl;
+
 			if (lane == 0)
-				itch_ll_plan(f, pp);
+				itch_ll_plan(f, pp, adds);
 			__syncwarp();
 			t[7] = clock64();
-			itch_ll_apply(f, pp, lane);
-			__syncwarp();
+			itch_ll_apply(f, pp, lane, c->shards);
+			/* (The shards' gains: each lane's, summed across the warp.) */
+			go = __reduce_add_sync(0xffffffffu, pp->par ? pp->dorders[lane] : 0);
+			gl = __reduce_add_sync(0xffffffffu, pp->par ? pp->dlevels[lane] : 0);
 			t[8] = clock64();
 			if (lane == 0)
-				itch_ll_done(f, ll, pp, now);
+				itch_ll_done(f, pp, now, go, gl);
 			__syncwarp();
 			t[9] = clock64();
-			itch_ll_push(f, ll, pp, f->events != NULL ? &ll->evr : NULL, lane);
+			itch_ll_push(f, ll, pp, c->ev, lane);
 			t[10] = clock64();
 			if (lane == 0) {
 				/* (The figures: written after the packet's events are out, off their path.) */
+				itch_ll_count(ll, pp);
 				for (uint32_t i = 0; i < ITCH_LL_T_COUNT; i++)
 					ll->cyc[i] += (uint64_t)(t[i + 1] - t[i]);
 				if (ll->cyc_first == 0) {

@@ -195,7 +195,12 @@ itch_ll_look(const struct itch_ports *pt, struct itch_llp *pp, const struct gnio
 
 	pp->fast = 0;
 	pp->rx_tsc = rx_tsc;
+#ifdef __CUDA_ARCH__
+	/* (The flagged lines' copy: a slot of at least 128 readable bytes, or the state's buffer.) */
+	pp->verdict = itch_payload_flat(pt, pk, &off, &len);
+#else
 	pp->verdict = itch_payload_on(pt, pk, &off, &len);
+#endif
 	if (pp->verdict != 0)
 		return;
 	p = pk->data + off;
@@ -247,10 +252,11 @@ itch_ll_clear(struct itch_llp *pp, uint32_t lane)
 
 /*
  * Step 2, lane @p lane: messages lane, lane + 32, ... decoded (in registers,
- * then stored), the adds among them counted, each marked in its shard's mask.
+ * then stored), each marked in the mask of its shard (of @p shards, the
+ * feed's nb_shards). Returns the adds among them (also in pp->adds[lane]).
  */
-GNIO_HD static inline void
-itch_ll_decode(const struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
+GNIO_HD static inline uint32_t
+itch_ll_decode(struct itch_llp *pp, uint32_t lane, uint32_t shards)
 {
 	uint32_t adds = 0;
 
@@ -259,12 +265,24 @@ itch_ll_decode(const struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 
 		itch_decode(pp->p + pp->moff[k], pp->mlen[k], &d);
 		adds += d.status == ITCH_MSG_OK && (d.type == 'A' || d.type == 'F' || d.type == 'U');
-		d.shard = (uint8_t)(d.locate % f->nb_shards);
+		d.shard = (uint8_t)(d.locate % shards);
 		pp->msg[k] = d;
 		pp->evf[k] = 0;
 		itch_ll_mark(&pp->smask[d.shard], k);
 	}
 	pp->adds[lane] = adds;
+	return adds;
+}
+
+/* The packet's adds, of every lane (the CPU's sum; the GPU's lanes reduce theirs). */
+GNIO_HD static inline uint32_t
+itch_ll_adds(const struct itch_llp *pp)
+{
+	uint32_t adds = 0;
+
+	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
+		adds += pp->adds[l];
+	return adds;
 }
 
 /* Step 2a, lane @p lane: the first wave of its messages' lines (itch_ll_prefetch()). */
@@ -277,28 +295,28 @@ itch_ll_wave(const struct itch_feed *f, const struct itch_llp *pp, uint32_t lane
 
 /*
  * Lane 0, step 3: can each shard go on its own lane? Only when no add of the
- * packet can be refused, however they interleave: the live orders and levels
- * of every shard plus all its adds stay below the capacities (the check of
- * itch_add() and itch_level_get() then never fires).
+ * packet (@p adds of them, itch_ll_adds()) can be refused, however they
+ * interleave: the live orders and levels of every shard plus all its adds
+ * stay below the capacities (the check of itch_add() and itch_level_get()
+ * then never fires).
  */
 GNIO_HD static inline void
-itch_ll_plan(const struct itch_feed *f, struct itch_llp *pp)
+itch_ll_plan(const struct itch_feed *f, struct itch_llp *pp, uint32_t adds)
 {
-	uint64_t adds = 0;
-
-	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
-		adds += pp->adds[l];
-	pp->par = f->live_orders + adds + 1 < f->book[0].order_cap && f->live_levels + adds < f->book[0].level_cap;
+	pp->par = (uint64_t)f->live_orders + adds + 1 < f->book[0].order_cap &&
+		(uint64_t)f->live_levels + adds < f->book[0].level_cap;
 }
 
 /*
- * Step 4, lane @p lane: the messages of its shard (lane s: shard s), in order,
- * taken from the shard's mask (all of them by lane 0 when not par). The lanes
+ * Step 4, lane @p lane: the messages of its shard (lane s: shard s of @p
+ * shards, the feed's nb_shards), in order, taken from the shard's mask (all
+ * of them by lane 0 when not par); its gains of live orders and levels in
+ * pp->dorders[lane], pp->dlevels[lane]. The lanes
  * of a warp run the same step of their own messages at once: a packet takes
  * about as long as its busiest shard's messages, not the sum of all.
  */
 GNIO_HD static inline void
-itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
+itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane, uint32_t shards)
 {
 	struct itch_book b;
 	uint32_t orders, levels;
@@ -313,7 +331,7 @@ itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 		return;
 	}
 	pp->dorders[lane] = pp->dlevels[lane] = 0;
-	if (lane >= f->nb_shards || (m = pp->smask[lane]) == 0)
+	if (lane >= shards || (m = pp->smask[lane]) == 0)
 		return;
 	/*
 	 * The shard's own struct (its tables' places, its counts) copied here and
@@ -337,24 +355,37 @@ itch_ll_apply(struct itch_feed *f, struct itch_llp *pp, uint32_t lane)
 	pp->dlevels[lane] = (int32_t)(b.live_levels - levels);
 }
 
+/* The shards' gains of live orders and levels, of every lane (the CPU's sums; the GPU's lanes reduce theirs). */
+GNIO_HD static inline void
+itch_ll_gains(const struct itch_llp *pp, int32_t *orders, int32_t *levels)
+{
+	*orders = *levels = 0;
+	for (uint32_t s = 0; s < ITCH_LL_LANES; s++) {
+		*orders += pp->dorders[s];
+		*levels += pp->dlevels[s];
+	}
+}
+
 /*
- * Lane 0, step 5: the shards' gains of live orders and levels summed (par), the packet
- * taken (itch_feed_take()). (Each event has the packet's RX time from the lane that applied it.)
+ * Lane 0, step 5: the shards' gains of live orders and levels (@p orders,
+ * @p levels: itch_ll_gains()) added (par), the packet taken
+ * (itch_feed_take()). (Each event has the packet's RX time from the lane
+ * that applied it.)
  */
 GNIO_HD static inline void
-itch_ll_done(struct itch_feed *f, struct itch_ll *ll, struct itch_llp *pp, uint64_t now_ns)
+itch_ll_done(struct itch_feed *f, const struct itch_llp *pp, uint64_t now_ns, int32_t orders, int32_t levels)
 {
 	if (pp->par) {
-		int32_t orders = 0, levels = 0;
-
-		for (uint32_t s = 0; s < ITCH_LL_LANES; s++) {
-			orders += pp->dorders[s];
-			levels += pp->dlevels[s];
-		}
 		f->live_orders += (uint32_t)orders;
 		f->live_levels += (uint32_t)levels;
 	}
 	itch_feed_take(f, 1, pp->seq + pp->count, now_ns);
+}
+
+/* Lane 0, after the packet's events are out: its figures. */
+GNIO_HD static inline void
+itch_ll_count(struct itch_ll *ll, const struct itch_llp *pp)
+{
 	ll->fast_pkts++;
 	ll->serial_pkts += !pp->par;
 }
@@ -384,6 +415,7 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 	struct itch_llp *pp = &ll->pk;
 	struct itch_feed *f = &st->feed;
 	struct itch_ports pt = { st->udp_port, st->local_port };
+	int32_t gains_o, gains_l;
 
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_clear(pp, l);
@@ -397,16 +429,18 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 	if (!pp->fast)
 		return itch_ll_general(st, ll, pk, now_ns, rx_tsc);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
-		itch_ll_decode(f, pp, order != NULL ? order[l] : l);
+		itch_ll_decode(pp, order != NULL ? order[l] : l, f->nb_shards);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_wave(f, pp, order != NULL ? order[l] : l);
-	itch_ll_plan(f, pp);
+	itch_ll_plan(f, pp, itch_ll_adds(pp));
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
-		itch_ll_apply(f, pp, order != NULL ? order[ITCH_LL_LANES + l] : l);
-	itch_ll_done(f, ll, pp, now_ns);
+		itch_ll_apply(f, pp, order != NULL ? order[ITCH_LL_LANES + l] : l, f->nb_shards);
+	itch_ll_gains(pp, &gains_o, &gains_l);
+	itch_ll_done(f, pp, now_ns, gains_o, gains_l);
 	for (uint32_t k = 0; k < pp->count; k++)
 		if (pp->evf[k] && (f->events == NULL || gnio_event_push(f->events, &pp->ev[k]) != 0))
 			f->events_dropped++;
+	itch_ll_count(ll, pp);
 	return gnio_verdict_drop(GNIO_DROP_HANDLER);
 }
 

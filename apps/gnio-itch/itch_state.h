@@ -60,6 +60,42 @@ itch_payload_on(const struct itch_ports *pt, const struct gnio_pkt *pk, uint32_t
 	return 0;
 }
 
+/* Bytes itch_payload_flat() reads at most: the UDP header of the longest IPv4 header, whole. */
+#define ITCH_PAYLOAD_FLAT_READ 80u
+
+/*
+ * itch_payload_on()'s answer, every field read at once (the header's bytes,
+ * then the UDP header's where the IPv4 header length puts it) and the tests
+ * made after: on a GPU lane a test between loads waits for each load in turn.
+ * The packet's buffer must hold ITCH_PAYLOAD_FLAT_READ readable bytes,
+ * whatever pk->len (the flagged lines' copy of a packet: a slot of 128 bytes
+ * or more).
+ */
+GNIO_HD static inline uint16_t
+itch_payload_flat(const struct itch_ports *pt, const struct gnio_pkt *pk, uint32_t *off, uint32_t *len)
+{
+	const uint8_t *p = pk->data;
+	uint32_t b14 = p[14], ihl = (b14 & 0xfu) * 4, udp = 14 + ihl;
+	uint32_t dport = (uint32_t)p[udp + 2] << 8 | p[udp + 3];
+	uint32_t end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
+	int feed = (pk->len >= 14 + 20 + 8) & (p[12] == 0x08) & (p[13] == 0x00) & ((b14 >> 4) == 4) & (p[23] == 17);
+	int cut = (ihl < 20) | (udp + 8 > pk->len);
+	int port = (pt->udp_port == 0) | (dport == pt->udp_port) | (dport == pt->local_port);
+	int bad_end = (end < udp + 8) | (end > pk->len);
+
+	if (!feed)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	if (cut)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	if (!port)
+		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	if (bad_end)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	*off = udp + 8;
+	*len = end - udp - 8;
+	return 0;
+}
+
 /* The feed's UDP payload in packet @p pk (itch_payload_on() with the state's ports). */
 GNIO_HD static inline uint16_t
 itch_payload(const struct itch_state *st, const struct gnio_pkt *pk, uint32_t *off, uint32_t *len)

@@ -8,7 +8,10 @@
  * (announced by a heartbeat) with no gap open: the next packet in order must
  * open the gap again and ask for it, as the general path does, not be taken
  * quietly. Also: in order, a duplicate, a held packet filling a gap; the
- * GPU's message lengths (itch_msg_len_flat()) against the CPU's. And the BBO
+ * GPU's message lengths (itch_msg_len_flat()) against the CPU's; the GPU's
+ * look at a frame (itch_payload_flat()) against the CPU's (itch_payload_on())
+ * on UDP/IPv4 frames with one field changed at a time and on random bytes,
+ * every length, both port settings. And the BBO
  * file's lines (itch_out.h formats them itself, for speed): what printf's
  * formatting gives, at every field's extremes.
  */
@@ -21,6 +24,7 @@
 #include "gnio_test.h"
 #include "itch_feed.h"
 #include "itch_out.h"
+#include "itch_state.h"
 
 #define TIMEOUT_NS 1000000ull
 
@@ -74,6 +78,76 @@ bbo_line(const struct itch_event *ev)
 		fprintf(stderr, "BBO line %s, printf's %s", got, want);
 }
 
+/* itch_payload_flat() gives itch_payload_on()'s verdict, offset and length on frame @p b (of @p len bytes). */
+static int
+payload_same(const uint8_t *b, uint32_t len, const struct itch_ports *pt)
+{
+	struct gnio_pkt pk = { .data = (uint8_t *)b, .len = len, .pkt_len = len };
+	uint32_t o1 = 7, l1 = 7, o2 = 7, l2 = 7;
+	uint16_t v1 = itch_payload_on(pt, &pk, &o1, &l1), v2 = itch_payload_flat(pt, &pk, &o2, &l2);
+
+	return v1 == v2 && o1 == o2 && l1 == l2;
+}
+
+static void
+payload_flat(void)
+{
+	static const struct itch_ports ports[] = { { 26400, 26402 }, { 0, 0 } };
+	uint8_t frame[128], b[128];
+	uint64_t rnd = 0x9e3779b97f4a7c15ull;
+	uint32_t bad = 0, tried = 0;
+
+	/* A UDP/IPv4 frame to port 26400 of 80 bytes: its payload 38. */
+	memset(frame, 0, sizeof(frame));
+	frame[12] = 0x08;
+	frame[14] = 0x45;
+	frame[23] = 17;
+	frame[36] = 26400 >> 8;
+	frame[37] = 26400 & 0xff;
+	frame[39] = 8 + 38;
+	for (size_t q = 0; q < 3 * sizeof(ports) / sizeof(ports[0]); q++) {
+		/* (The frame to the feed's port, to the re-requests' answers' port, to another.) */
+		static const uint16_t dports[] = { 26400, 26402, 1234 };
+
+		frame[36] = (uint8_t)(dports[q % 3] >> 8);
+		frame[37] = (uint8_t)dports[q % 3];
+		for (uint32_t len = 0; len <= 100; len++) {
+			/* As it is, then each header byte of it set to each of a few values. */
+			bad += !payload_same(frame, len, &ports[q / 3]);
+			tried++;
+			for (uint32_t i = 0; i < ITCH_PAYLOAD_FLAT_READ; i++) {
+				static const uint8_t vals[] = { 0, 1, 0x08, 0x11, 0x40, 0x44, 0x45, 0x46, 0x4f, 0x55, 0x67,
+					0x71, 0x80, 0xff };
+
+				for (size_t k = 0; k < sizeof(vals); k++) {
+					memcpy(b, frame, sizeof(b));
+					b[i] = vals[k];
+					bad += !payload_same(b, len, &ports[q / 3]);
+					tried++;
+				}
+			}
+			/* Random bytes with a UDP/IPv4 header's fixed fields mostly right. */
+			for (int n = 0; n < 200; n++) {
+				for (uint32_t i = 0; i < sizeof(b); i++) {
+					rnd ^= rnd << 13;
+					rnd ^= rnd >> 7;
+					rnd ^= rnd << 17;
+					b[i] = (uint8_t)rnd;
+				}
+				if (rnd & 1) {
+					b[12] = 0x08;
+					b[13] = 0;
+					b[14] = (uint8_t)(0x40 | (b[14] & 0xf));
+					b[23] = 17;
+				}
+				bad += !payload_same(b, len, &ports[q / 3]);
+				tried++;
+			}
+		}
+	}
+	CHECK(bad == 0 && tried > 100000);
+}
+
 int
 main(void)
 {
@@ -122,6 +196,7 @@ main(void)
 	CHECK(f->pending_full == 1 && f->lost == 4 + 9 + 49 && f->next == 81 && f->pend_hi == 101 &&
 			f->malformed == 0 && t.malformed == 0 && t.messages == 16 + 2);
 	free(mem);
+	payload_flat();
 	/* The GPU's message lengths (no branch) are the CPU's, for every type byte. */
 	for (uint32_t c = 0; c < 256; c++)
 		CHECK(itch_msg_len_flat((uint8_t)c) == itch_msg_len((uint8_t)c));
