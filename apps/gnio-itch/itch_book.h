@@ -273,22 +273,35 @@ itch_order_find_at(const struct itch_book *b, uint64_t ref, uint32_t locate, uin
 	return ITCH_NONE;
 }
 
+/*
+ * The order in slot @p i leaves (backward shift: the orders after it that
+ * may move up do). @p next: what slot i + 1 holds now, read before (with
+ * the message's first reads: the shift's first look needs no round trip).
+ */
 GNIO_HD static inline void
-itch_order_remove(struct itch_book *b, uint32_t i)
+itch_order_remove_at(struct itch_book *b, uint32_t i, const struct itch_order *next)
 {
-	uint32_t m = b->order_cap - 1, j = i;
+	uint32_t m = b->order_cap - 1, j = (i + 1) & m;
+	struct itch_order cur = *next;
 
-	for (;;) {
-		j = (j + 1) & m;
-		if (b->orders[j].ref == 0)
-			break;
-		if (itch_shift(i, j, itch_hash64(b->orders[j].ref) & m)) {
-			b->orders[i] = b->orders[j];
+	while (cur.ref != 0) {
+		if (itch_shift(i, j, itch_hash64(cur.ref) & m)) {
+			b->orders[i] = cur;
 			i = j;
 		}
+		j = (j + 1) & m;
+		cur = b->orders[j];
 	}
 	b->orders[i].ref = 0;
 	b->live_orders--;
+}
+
+GNIO_HD static inline void
+itch_order_remove(struct itch_book *b, uint32_t i)
+{
+	struct itch_order next = b->orders[(i + 1) & (b->order_cap - 1)];
+
+	itch_order_remove_at(b, i, &next);
 }
 
 /* ---- Price levels ---- */
@@ -391,7 +404,7 @@ GNIO_HD static inline void
 itch_level_add_to(struct itch_book *b, uint32_t l, const struct itch_level *had, int64_t shares, int32_t orders)
 {
 	struct itch_level *v = &b->levels[l];
-	uint32_t m = 2 * b->level_cap - 1, i, j, left = (uint32_t)((int32_t)had->orders + orders);
+	uint32_t m = 2 * b->level_cap - 1, i, j, x, left = (uint32_t)((int32_t)had->orders + orders);
 
 	v->shares = (uint64_t)((int64_t)had->shares + shares);
 	v->orders = left;
@@ -403,19 +416,22 @@ itch_level_add_to(struct itch_book *b, uint32_t l, const struct itch_level *had,
 		b->head[had->locate * 2u + had->side] = had->next;
 	if (had->next != ITCH_NONE)
 		b->levels[had->next].prev = had->prev;
-	/* Out of the index (backward shift), back to the pool. */
-	i = itch_level_slot(b, itch_level_key(had->locate, had->side, had->price));
-	j = i;
-	for (;;) {
-		uint32_t k;
+	/*
+	 * Out of the index (backward shift), back to the pool. Its home slot and
+	 * the one after are read at once: it is most often in the first, and the
+	 * shift's first look is the second.
+	 */
+	i = itch_hash64(itch_level_key(had->locate, had->side, had->price)) & m;
+	x = b->lindex[(i + 1) & m];
+	if (b->lindex[i] != l) {
+		i = itch_level_slot(b, itch_level_key(had->locate, had->side, had->price));
+		x = b->lindex[(i + 1) & m];
+	}
+	for (j = (i + 1) & m; x != ITCH_NONE; j = (j + 1) & m, x = b->lindex[j]) {
+		uint32_t k = itch_hash64(itch_level_key(b->levels[x].locate, b->levels[x].side, b->levels[x].price)) & m;
 
-		j = (j + 1) & m;
-		if (b->lindex[j] == ITCH_NONE)
-			break;
-		k = itch_hash64(itch_level_key(b->levels[b->lindex[j]].locate, b->levels[b->lindex[j]].side,
-				b->levels[b->lindex[j]].price)) & m;
 		if (itch_shift(i, j, k)) {
-			b->lindex[i] = b->lindex[j];
+			b->lindex[i] = x;
 			i = j;
 		}
 	}
@@ -626,7 +642,7 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 {
 	uint32_t locate = d->locate, o, side, h0, h1, i0, slot = ITCH_NONE, lx = ITCH_NONE;
 	uint64_t px0, sh0, px1, sh1, opx, osh, bpx0, bsh0, bpx1, bsh1, key = 0, lkey = 0;
-	struct itch_order first;
+	struct itch_order first, after = { 0 };
 	struct itch_level had = { 0 };
 	uint8_t t = d->type;
 	int add = t == 'A' || t == 'F';
@@ -637,13 +653,16 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	/*
 	 * What the message looks up, read at once rather than one after another
 	 * (each a round trip to memory on a GPU): first the order's home slot (an
-	 * add's: where its find starts), both sides' best levels and an add's level
+	 * add's: where its find starts) and the slot after it (where a removal's
+	 * shift looks first), both sides' best levels and an add's level
 	 * index slot; then what those point at: the best levels, the named order's
 	 * level and the add's level. Nothing has changed yet: every value is what
 	 * the steps below would have read.
 	 */
 	i0 = itch_hash64(d->ref) & (b->order_cap - 1);
 	first = b->orders[i0];
+	if (!add)
+		after = b->orders[(i0 + 1) & (b->order_cap - 1)];      /* (what its removal looks at first) */
 	h0 = b->head[locate * 2];
 	h1 = b->head[locate * 2 + 1];
 	if (add) {
@@ -695,8 +714,10 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 		k = t == 'D' || t == 'U' || k > have ? have : k;
 		gone = k == have;
 		b->orders[o].shares = have - k;
-		if (gone)
-			itch_order_remove(b, o);     /* the slot may now hold another order */
+		if (gone && o == i0)
+			itch_order_remove_at(b, o, &after);    /* the slot may now hold another order */
+		else if (gone)
+			itch_order_remove(b, o);
 		itch_level_add_to(b, l, &had, -(int64_t)k, gone ? -1 : 0);
 	}
 	/* A, F: the order (what it looks up, read above); U: the new one, on the old one's side. */
