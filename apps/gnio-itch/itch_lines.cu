@@ -265,17 +265,14 @@ struct itch_lines_h {
 				itch_ll_places(pp);
 		}
 		__syncwarp();
-		t[3] = t[4] = clock64();
+		t[3] = clock64();
 		early = pp->verdict == 0 && pp->fast;
 		if (early) {
 			/* (The packet's adds: each lane's, summed across the warp.) */
 			adds = __reduce_add_sync(0xffffffffu, itch_ll_decode(pp, lane, c->shards));
-			__syncwarp();
-			t[4] = clock64();
-			itch_ll_wave(f, pp, lane);
 		}
 		__syncwarp();
-		t[5] = clock64();
+		t[4] = clock64();
 		itch_ll_wait_turn(ll, seq, lane);
 		if (lane == 0) {
 			if (longp)
@@ -284,7 +281,7 @@ struct itch_lines_h {
 				itch_ll_in_order(f, pp);
 		}
 		__syncwarp();
-		t[6] = clock64();
+		t[5] = clock64();
 		if (pp->verdict != 0) {
 			v = pp->verdict;
 		} else if (!pp->fast) {
@@ -302,18 +299,18 @@ struct itch_lines_h {
 			if (lane == 0)
 				itch_ll_plan(f, pp, adds);
 			__syncwarp();
-			t[7] = clock64();
+			t[6] = clock64();
 			itch_ll_apply(f, pp, lane, c->shards);
 			/* (The shards' gains: each lane's, summed across the warp.) */
 			go = __reduce_add_sync(0xffffffffu, pp->par ? pp->dorders[lane] : 0);
 			gl = __reduce_add_sync(0xffffffffu, pp->par ? pp->dlevels[lane] : 0);
-			t[8] = clock64();
+			t[7] = clock64();
 			if (lane == 0)
 				itch_ll_done(f, pp, now, go, gl);
 			__syncwarp();
-			t[9] = clock64();
+			t[8] = clock64();
 			itch_ll_push(f, ll, pp, c->ev, lane);
-			t[10] = clock64();
+			t[9] = clock64();
 			if (lane == 0) {
 				/* (The figures: written after the packet's events are out, off their path.) */
 				itch_ll_count(ll, pp);

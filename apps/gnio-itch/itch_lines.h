@@ -16,8 +16,7 @@
  *     receiver as it is (itch_ll_general(): gaps, held messages, re-requests,
  *     duplicates; one message at a time);
  *  2. every lane decodes messages lane, lane + 32, ... (itch_ll_decode()),
- *     each marked in its shard's mask, then asks for the lines they will read
- *     first (itch_ll_wave());
+ *     each marked in its shard's mask;
  *  3. lane 0 decides (itch_ll_plan()): when no add of the packet can be refused
  *     (the live orders and levels plus its adds below the capacities), each
  *     shard's messages are applied by a lane of their own, else all by lane 0
@@ -31,8 +30,8 @@
  *
  * On the GPU two worker warps take the packets in turn (the library gives
  * warp w of 2 the packets w, w + 2, ...): each does what reads only its
- * packet (looking at it, finding and decoding its messages, asking for their
- * lines) while the other applies the packet before; then, its turn come
+ * packet (looking at it, finding and decoding its messages) while the other
+ * applies the packet before; then, its turn come
  * (itch_ll.turn, gnio_lines_seq()), the rest, in order, and hands the turn on.
  */
 #ifndef GNIO_ITCH_LINES_H
@@ -49,16 +48,13 @@
 #define ITCH_LL_LANES 32u
 #define ITCH_LL_MAX 64u         /* messages of a packet the lanes take (more: itch_ll_general()) */
 #define ITCH_LL_BUF 16384u      /* bytes of a packet past the flagged lines' copy, put together here */
-#ifndef ITCH_LL_WAVE
-#define ITCH_LL_WAVE 1          /* 0: no first wave (itch_ll_wave()), to measure what it saves */
-#endif
 
 /*
  * The GPU's timed steps of a packet the lanes take: put together (long ones),
- * looked at, messages found, decoded, their lines asked for, its turn waited
+ * looked at, messages found, decoded, its turn waited
  * for (and the feed's order checked), planned, applied, done, pushed.
  */
-enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_WAVE, ITCH_LL_T_TURN,
+enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_TURN,
 	ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
 
 /*
@@ -108,12 +104,17 @@ static_assert(ITCH_MAX_SHARDS <= ITCH_LL_LANES, "a lane a shard");
 _Static_assert(ITCH_MAX_SHARDS <= ITCH_LL_LANES, "a lane a shard");
 #endif
 
-/* Message @p k into shard mask @p m (the lanes at once on the GPU: shared memory). */
+/*
+ * Message @p k into shard mask @p m (the lanes at once on the GPU: shared
+ * memory; a 32-bit OR into the mask's half that holds bit k, one instruction:
+ * the 64-bit one is a compare-and-swap loop, which lanes of one shard retry
+ * one after another).
+ */
 GNIO_HD static inline void
 itch_ll_mark(uint64_t *m, uint32_t k)
 {
 #ifdef __CUDA_ARCH__
-	atomicOr((unsigned long long *)m, 1ull << k);
+	atomicOr((unsigned int *)m + (k >> 5), 1u << (k & 31));    /* (little-endian: bits 0-31 first) */
 #else
 	*m |= 1ull << k;
 #endif
@@ -128,55 +129,6 @@ itch_ll_first(uint64_t m)
 #else
 	return (uint32_t)__builtin_ctzll(m);
 #endif
-}
-
-/*
- * Ask for the line at @p a before it is needed (on the H200 prefetch.global.L1
- * brings it to L2 only, as .L2 does: gpu-chase. Loads into L1 instead, waited
- * for at the end of the wave, saved in applying what the wave then took; a
- * second wave, the levels the first's lines point at, saved less than it took:
- * bench/results/h200-2026-12-02g runs 2-4).
- */
-GNIO_HD static inline void
-itch_ll_pf(const void *a)
-{
-#ifdef __CUDA_ARCH__
-	asm volatile("prefetch.global.L1 [%0];" : : "l"(a));
-#else
-	__builtin_prefetch(a);
-#endif
-}
-
-/*
- * The lines decoded message @p d will look up first (itch_book_prefetch()'s,
- * from the decoded message): its order's home slot (U: the new one's too); an
- * add's level index slot; its stock's best levels. Asked for by every lane for
- * its messages at once, so that the lane applying them finds them there.
- */
-GNIO_HD static inline void
-itch_ll_prefetch(const struct itch_book *b, const struct itch_msg *d)
-{
-	uint32_t om = b->order_cap - 1;
-
-	if (d->status != ITCH_MSG_OK)
-		return;
-	switch (d->type) {
-	case 'A': case 'F':
-		itch_ll_pf(&b->orders[itch_hash64(d->ref) & om]);
-		itch_ll_pf(&b->lindex[itch_hash64(itch_level_key(d->locate, d->side, d->price)) &
-				(2 * b->level_cap - 1)]);
-		itch_ll_pf(&b->head[d->locate * 2u]);
-		break;
-	case 'U':
-		itch_ll_pf(&b->orders[itch_hash64(d->ref2) & om]);
-		/* fall through */
-	case 'E': case 'C': case 'X': case 'D':
-		itch_ll_pf(&b->orders[itch_hash64(d->ref) & om]);
-		itch_ll_pf(&b->head[d->locate * 2u]);
-		break;
-	default:
-		break;
-	}
 }
 
 /*
@@ -229,18 +181,28 @@ itch_ll_in_order(const struct itch_feed *f, struct itch_llp *pp)
 	pp->fast = pp->fast && same && itch_feed_in_order(f, pp->seq, pp->count);
 }
 
-/* Lane 0, step 1b (fast so far): the messages' places; fast stays 1 when the packet is whole. */
+/*
+ * Lane 0, step 1b (fast so far): the messages' places; fast stays 1 when the
+ * packet is whole (each of its count messages within it: itch_mold_next()'s
+ * test). The walk from one length to the next is all that waits on a load;
+ * whether each message is whole is gathered on the side, and a place past
+ * the end is read at the end's last two bytes instead (its values then unused).
+ */
 GNIO_HD static inline void
 itch_ll_places(struct itch_llp *pp)
 {
-	const uint8_t *p = pp->p, *m;
-	uint32_t at = ITCH_MOLD_HDR, n, k, len = pp->len, count = pp->count;
+	const uint8_t *p = pp->p;
+	uint32_t at = ITCH_MOLD_HDR, len = pp->len, count = pp->count, whole = 1;
 
-	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++) {
-		pp->moff[k] = (uint16_t)(m - p);
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t r = at < len - 2 ? at : len - 2, n = itch_be16(p + r);
+
+		pp->moff[k] = (uint16_t)(r + 2);
 		pp->mlen[k] = (uint16_t)n;
+		whole &= (at + 2 <= len) & (at + 2 + n <= len);
+		at = r + 2 + n;
 	}
-	pp->fast = k == count;
+	pp->fast = whole;
 }
 
 /* Step 1, every lane at once with lane 0's look: shard @p lane's mask emptied for the packet. */
@@ -283,14 +245,6 @@ itch_ll_adds(const struct itch_llp *pp)
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		adds += pp->adds[l];
 	return adds;
-}
-
-/* Step 2a, lane @p lane: the first wave of its messages' lines (itch_ll_prefetch()). */
-GNIO_HD static inline void
-itch_ll_wave(const struct itch_feed *f, const struct itch_llp *pp, uint32_t lane)
-{
-	for (uint32_t k = lane; ITCH_LL_WAVE && k < pp->count; k += ITCH_LL_LANES)
-		itch_ll_prefetch(&f->book[pp->msg[k].shard], &pp->msg[k]);
 }
 
 /*
@@ -430,8 +384,6 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 		return itch_ll_general(st, ll, pk, now_ns, rx_tsc);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_decode(pp, order != NULL ? order[l] : l, f->nb_shards);
-	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
-		itch_ll_wave(f, pp, order != NULL ? order[l] : l);
 	itch_ll_plan(f, pp, itch_ll_adds(pp));
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_apply(f, pp, order != NULL ? order[ITCH_LL_LANES + l] : l, f->nb_shards);
