@@ -389,13 +389,6 @@ itch_level_get_at(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t 
 	return l;
 }
 
-/* The level of (stock, side, price), made if there is none (itch_level_get_at()). */
-GNIO_HD static inline uint32_t
-itch_level_get(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price)
-{
-	return itch_level_get_at(b, locate, side, price, itch_level_slot(b, itch_level_key(locate, side, price)));
-}
-
 /*
  * Level @p l loses or gains shares and orders; one left with no order goes.
  * @p had: the level as it is (read before, with the message's other reads).
@@ -545,14 +538,6 @@ itch_add_at(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, u
 	b->live_orders++;
 	b->seen[locate] = 1;
 	itch_level_add(b, l, shares, 1);
-}
-
-/* Add order @p ref (itch_add_at(), looking everything up here). */
-GNIO_HD static inline void
-itch_add(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
-{
-	itch_add_at(b, ref, locate, side, shares, price, ref == 0 ? ITCH_NONE : itch_order_find(b, ref, locate),
-			ITCH_NONE);
 }
 
 /* The best level of one side of a stock: price and shares (0, 0 for an empty side). */
@@ -720,11 +705,17 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 			itch_order_remove(b, o);
 		itch_level_add_to(b, l, &had, -(int64_t)k, gone ? -1 : 0);
 	}
-	/* A, F: the order (what it looks up, read above); U: the new one, on the old one's side. */
-	if (add)
-		itch_add_at(b, d->ref, locate, side, d->shares, d->price, o, itch_level_slot_at(b, key, slot, lx, lkey));
-	else if (t == 'U')
-		itch_add(b, d->ref2, locate, side, d->shares, d->price);
+	/*
+	 * A, F: the order (what it looks up, read above); U: the new one, on the
+	 * old one's side (what it looks up found here). One call for both: lanes
+	 * of a warp applying an add and a replace at once run its code once.
+	 */
+	if (add || t == 'U') {
+		uint32_t found = add ? o : d->ref2 == 0 ? ITCH_NONE : itch_order_find(b, d->ref2, locate);
+
+		itch_add_at(b, add ? d->ref : d->ref2, locate, side, d->shares, d->price, found,
+				add ? itch_level_slot_at(b, key, slot, lx, lkey) : ITCH_NONE);
+	}
 	itch_best(b, locate, side, &px1, &sh1);
 	if (px0 == px1 && sh0 == sh1)
 		return 0;

@@ -251,7 +251,7 @@ itch_ll_adds(const struct itch_llp *pp)
  * Lane 0, step 3: can each shard go on its own lane? Only when no add of the
  * packet (@p adds of them, itch_ll_adds()) can be refused, however they
  * interleave: the live orders and levels of every shard plus all its adds
- * stay below the capacities (the check of itch_add() and itch_level_get()
+ * stay below the capacities (the check of itch_add_at() and itch_level_get_at()
  * then never fires).
  */
 GNIO_HD static inline void

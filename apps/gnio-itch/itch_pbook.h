@@ -432,7 +432,7 @@ itch_pb_level_change(struct itch_pbook *b, uint32_t locate, uint32_t side, uint3
 	}
 }
 
-/* Add order @p ref as itch_add() does: the same refusals (book_full) and no-ops. */
+/* Add order @p ref as itch_add_at() does: the same refusals (book_full) and no-ops. */
 GNIO_HD static inline void
 itch_pb_add(struct itch_pbook *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
 {
