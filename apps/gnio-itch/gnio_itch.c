@@ -375,6 +375,37 @@ drain(struct gnio_events *ev, FILE *bbo, struct itch_sender *tx, uint64_t *event
 	return *events - before;
 }
 
+/*
+ * What the main lcore's looks at the pipeline cost it (between two drains of
+ * the event channel: each holds the events that come meanwhile back).
+ */
+struct chk_time {
+	uint64_t n, cycles, max;
+};
+
+static struct chk_time chk_health, chk_end;
+
+/* A look that began at timer cycle @p since, now done. */
+static void
+chk_add(struct chk_time *c, uint64_t since)
+{
+	uint64_t d = rte_get_timer_cycles() - since;
+
+	c->n++;
+	c->cycles += d;
+	c->max = RTE_MAX(c->max, d);
+}
+
+static void
+chk_print(const char *what, const struct chk_time *c)
+{
+	double us = 1e6 / (double)rte_get_timer_hz();
+
+	if (c->n != 0)
+		printf(APP ": main lcore, %s looked at %" PRIu64 " times, %.2f us each (at most %.2f)\n", what,
+				c->n, (double)c->cycles / (double)c->n * us, (double)c->max * us);
+}
+
 /* The tick-to-event figures, when there are any. */
 static void
 tte_print(uint32_t poll_us)
@@ -555,6 +586,7 @@ main(int argc, char **argv)
 		if (rte_get_timer_cycles() - t_poll >= rte_get_timer_hz() / 10000) {
 			t_poll = rte_get_timer_cycles();
 			r = gnio_pipeline_poll(p);
+			chk_add(&chk_health, t_poll);
 		}
 		drained = drain(ev, bbo, o.ev_port != 0 ? &tx : NULL, &events);
 		if (r < 0) {
@@ -565,9 +597,12 @@ main(int argc, char **argv)
 		/* At most once a millisecond: on a GPU path the state is GPU memory (a copy from the device). */
 		if (o.exit_at_end && rte_get_timer_cycles() - t_end >= rte_get_timer_hz() / 1000) {
 			t_end = rte_get_timer_cycles();
-			if (gnio_pipeline_state_read(p, 0, offsetof(struct itch_state, feed) +
-					offsetof(struct itch_feed, ended), &ended, 1) == 0 && ended)
+			r = gnio_pipeline_state_read(p, 0, offsetof(struct itch_state, feed) +
+					offsetof(struct itch_feed, ended), &ended, 1);
+			chk_add(&chk_end, t_end);
+			if (r == 0 && ended)
 				break;
+			r = 0;
 		}
 		if (o.duration != 0 && rte_get_timer_cycles() - t0 > (uint64_t)o.duration * rte_get_timer_hz())
 			break;
@@ -669,6 +704,8 @@ main(int argc, char **argv)
 					(double)gnio_hist_quantile(&h, 0.999) * us);
 	}
 	tte_print(o.poll_us);
+	chk_print("the pipeline's health", &chk_health);
+	chk_print("the end of session", &chk_end);
 	if (o.lines && gpu_lines_stats(p) != 0)
 		ret = 1;
 	gnio_events_counts(ev, &ec);
