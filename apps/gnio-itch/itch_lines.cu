@@ -17,42 +17,6 @@
 
 #include "itch_lines.h"
 
-#ifndef ITCH_LL_BULKPF
-#define ITCH_LL_BULKPF 0        /* 1: each decoded message's first lines prefetched into L2 (measured as a variant) */
-#endif
-
-/*
- * Ask L2 for the 48 bytes from @p a (16-byte aligned down) without waiting
- * (cp.async.bulk.prefetch: the copy engine's prefetch, nothing for the warp
- * to wait on; prefetch.global.L1 stalled the warp about as long as a load).
- */
-__device__ static inline void
-itch_ll_bulk_pf(const void *a)
-{
-	asm volatile("cp.async.bulk.prefetch.L2.global [%0], 48;" : : "l"((uintptr_t)a & ~(uintptr_t)15) : "memory");
-}
-
-/* Lane @p lane: the lines its decoded messages will look up first, into L2 (ITCH_LL_BULKPF). */
-__device__ static void
-itch_ll_bulk_wave(const struct itch_feed *f, const struct itch_llp *pp, unsigned int lane)
-{
-	for (uint32_t k = lane; k < pp->count; k += 32) {
-		const struct itch_msg *d = &pp->msg[k];
-		const struct itch_book *b = &f->book[d->shard];
-		uint32_t om = b->order_cap - 1;
-
-		if (d->status != ITCH_MSG_OK || !(d->type == 'A' || d->type == 'F' || d->type == 'E' ||
-				d->type == 'C' || d->type == 'X' || d->type == 'D' || d->type == 'U'))
-			continue;
-		itch_ll_bulk_pf(&b->orders[itch_hash64(d->ref) & om]);
-		if (d->type == 'U')
-			itch_ll_bulk_pf(&b->orders[itch_hash64(d->ref2) & om]);
-		if (d->type == 'A' || d->type == 'F')
-			itch_ll_bulk_pf(&b->lindex[itch_hash64(itch_level_key(d->locate, d->side, d->price)) &
-					(2 * b->level_cap - 1)]);
-	}
-}
-
 /* A packet the lanes do not take: the receiver's general path, a call (its code apart). */
 __device__ __noinline__ static uint16_t
 itch_ll_general_call(struct itch_state *st, struct itch_ll *ll, struct gnio_pkt *pk, uint64_t now_ns,
@@ -306,8 +270,6 @@ struct itch_lines_h {
 		if (early) {
 			/* (The packet's adds: each lane's, summed across the warp.) */
 			adds = __reduce_add_sync(0xffffffffu, itch_ll_decode(pp, lane, c->shards));
-			if (ITCH_LL_BULKPF)
-				itch_ll_bulk_wave(f, pp, lane);
 		}
 		__syncwarp();
 		t[4] = clock64();
