@@ -277,8 +277,11 @@ struct itch_lines_h {
 		if (lane == 0) {
 			if (longp)
 				ll->long_pkts++;
-			if (early)
+			if (early) {
+				/* (The plan too: its reads of the receiver go with the order check's.) */
 				itch_ll_in_order(f, pp);
+				itch_ll_plan(f, pp, adds);
+			}
 		}
 		__syncwarp();
 		t[5] = clock64();
@@ -296,9 +299,6 @@ struct itch_lines_h {
 		} else {
 			int32_t go, gl;
 
-			if (lane == 0)
-				itch_ll_plan(f, pp, adds);
-			__syncwarp();
 			t[6] = clock64();
 			itch_ll_apply(f, pp, lane, c->shards);
 			/* (The shards' gains: each lane's, summed across the warp.) */

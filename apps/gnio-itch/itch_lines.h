@@ -178,7 +178,8 @@ itch_ll_in_order(const struct itch_feed *f, struct itch_llp *pp)
 
 	for (int i = 0; i < 10; i++)
 		same &= pp->p[i] == f->session[i];     /* (every byte read at once: no test between loads) */
-	pp->fast = pp->fast && same && itch_feed_in_order(f, pp->seq, pp->count);
+	/* (& not &&: the session's bytes and the receiver's fields read at once, not one test after the other) */
+	pp->fast = pp->fast & same & (uint32_t)itch_feed_in_order(f, pp->seq, pp->count);
 }
 
 /*
