@@ -678,7 +678,7 @@ main(int argc, char **argv)
 			if (ll->fast_pkts != 0 && ll->ns_last > ll->ns_first && ll->cyc_last > ll->cyc_first) {
 				/* The GPU's steps, us a packet the lanes took, at the SM clock the run's span gives. */
 				static const char *const step[ITCH_LL_T_COUNT] = { "put together", "looked at",
-					"messages found", "decoded", "its turn waited for", "planned", "applied", "done", "events out" };
+					"messages found", "decoded", "its turn waited for (and the plan)", "applied", "done", "events out" };
 				double ghz = (double)(ll->cyc_last - ll->cyc_first) / (double)(ll->ns_last - ll->ns_first);
 
 				printf(APP ": GPU warp, us a packet the lanes took (SM clock %.2f GHz):", ghz);

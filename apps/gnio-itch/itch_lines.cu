@@ -299,18 +299,17 @@ struct itch_lines_h {
 		} else {
 			int32_t go, gl;
 
-			t[6] = clock64();
 			itch_ll_apply(f, pp, lane, c->shards);
 			/* (The shards' gains: each lane's, summed across the warp.) */
 			go = __reduce_add_sync(0xffffffffu, pp->par ? pp->dorders[lane] : 0);
 			gl = __reduce_add_sync(0xffffffffu, pp->par ? pp->dlevels[lane] : 0);
-			t[7] = clock64();
+			t[6] = clock64();
 			if (lane == 0)
 				itch_ll_done(f, pp, now, go, gl);
 			__syncwarp();
-			t[8] = clock64();
+			t[7] = clock64();
 			itch_ll_push(f, ll, pp, c->ev, lane);
-			t[9] = clock64();
+			t[8] = clock64();
 			if (lane == 0) {
 				/* (The figures: written after the packet's events are out, off their path.) */
 				itch_ll_count(ll, pp);

@@ -51,11 +51,11 @@
 
 /*
  * The GPU's timed steps of a packet the lanes take: put together (long ones),
- * looked at, messages found, decoded, its turn waited
- * for (and the feed's order checked), planned, applied, done, pushed.
+ * looked at, messages found, decoded, its turn waited for (and the feed's
+ * order checked, the plan made), applied, done, pushed.
  */
 enum { ITCH_LL_T_GATHER, ITCH_LL_T_LOOK, ITCH_LL_T_PLACES, ITCH_LL_T_DECODE, ITCH_LL_T_TURN,
-	ITCH_LL_T_PLAN, ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
+	ITCH_LL_T_APPLY, ITCH_LL_T_DONE, ITCH_LL_T_PUSH, ITCH_LL_T_COUNT };
 
 /*
  * A packet's scratch, the lanes': what lane 0 saw of it, each message decoded,
@@ -85,7 +85,7 @@ struct itch_ll {
 	uint32_t ev_cons;               /* the GPU: the event channel's consumed, as last read */
 	uint32_t ev_next, ev_next_ok;   /* the GPU: the channel's next record (ev_next_ok 0: read it from the channel) */
 	uint32_t turn;                  /* the GPU: the number of the packet whose turn it is (gnio_lines_seq()) */
-	struct gnio_event_ring evr;     /* the GPU: the channel's view, read once (evr.words NULL: not yet) */
+	struct gnio_event_ring evr;     /* the GPU: the channel's view, copied when the kernel starts */
 	/*
 	 * Figures: packets the lanes took (of them, one lane alone), the general
 	 * path's, long ones; the GPU: turns taken without the packet before (an abort).
