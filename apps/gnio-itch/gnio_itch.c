@@ -603,13 +603,14 @@ main(int argc, char **argv)
 		}
 		/* At most once a millisecond, while quiet (the state is GPU memory on a GPU path). */
 		if (o.exit_at_end && quiet && now - t_end >= hz / 1000) {
+			int rd;
+
 			t_end = rte_get_timer_cycles();
-			r = gnio_pipeline_state_read(p, 0, offsetof(struct itch_state, feed) +
+			rd = gnio_pipeline_state_read(p, 0, offsetof(struct itch_state, feed) +
 					offsetof(struct itch_feed, ended), &ended, 1);
 			chk_add(&chk_end, t_end);
-			if (r == 0 && ended)
+			if (rd == 0 && ended)
 				break;
-			r = 0;
 		}
 		if (o.duration != 0 && rte_get_timer_cycles() - t0 > (uint64_t)o.duration * rte_get_timer_hz())
 			break;

@@ -190,9 +190,9 @@ pcap_next(FILE *f, const struct opts *o, uint8_t *pkt, size_t cap, uint32_t *len
 /* --lines: the event channel, in plain memory (gnio_events.h's protocol, drained here after each packet). */
 #define EV_SLOTS (1u << 16)
 static uint32_t ev_reserve, ev_dropped, ev_consumed;
-static uint64_t ev_words[EV_SLOTS * (sizeof(struct itch_event) / 4)];
+static uint64_t ev_words[EV_SLOTS * GNIO_EVENT_REC_WORDS(sizeof(struct itch_event))];
 static const struct gnio_event_ring ev_ring = { &ev_reserve, &ev_dropped, &ev_consumed, ev_words, EV_SLOTS - 1,
-	sizeof(struct itch_event), sizeof(struct itch_event) / 4, 0 };
+	sizeof(struct itch_event), GNIO_EVENT_REC_WORDS(sizeof(struct itch_event)), 0 };
 
 static void
 ev_drain(struct out *out)

@@ -33,7 +33,7 @@
 struct side {
 	struct itch_state *st;
 	uint32_t reserve, dropped, consumed;
-	uint64_t words[RING * (sizeof(struct itch_event) / 4)];
+	uint64_t words[RING * GNIO_EVENT_REC_WORDS(sizeof(struct itch_event))];
 	struct gnio_event_ring ring;
 	struct itch_event got[RING];
 	uint32_t n;

@@ -58,14 +58,20 @@ struct gnio_event_ring {
 
 /**
  * Words a record of @p rec_size bytes takes in a channel: 4 bytes each,
- * rounded up to whole 16-byte pairs (each pair one store).
+ * rounded up to whole 16-byte pairs (each pair one store). A constant
+ * expression, for a channel laid out in static memory.
+ */
+#define GNIO_EVENT_REC_WORDS(rec_size) (((rec_size) + 7u) / 8u * 2u)
+
+/**
+ * Words a record of @p rec_size bytes takes in a channel (GNIO_EVENT_REC_WORDS()).
  * @param rec_size bytes per record
  * @return its words
  */
 GNIO_HD static inline uint32_t
 gnio_event_rec_words(uint32_t rec_size)
 {
-	return (rec_size + 7u) / 8u * 2u;
+	return GNIO_EVENT_REC_WORDS(rec_size);
 }
 
 /**
