@@ -100,9 +100,10 @@ struct itch_order {
 	uint64_t ref;        /* 0: a free slot (ITCH order references start at 1) */
 	uint32_t shares;
 	uint32_t level;      /* its price level in the pool */
+	uint32_t price;      /* its level's: the level's index slot found without reading the level */
 	uint16_t locate;     /* its stock */
 	uint8_t side;        /* 0 bid, 1 ask */
-	uint8_t pad[5];
+	uint8_t pad;
 };
 
 struct itch_level {
@@ -327,42 +328,86 @@ itch_level_slot(const struct itch_book *b, uint64_t key)
 }
 
 /*
- * itch_level_slot() given its first probe already read: index slot @p s
- * (itch_hash64(@p key) & (2 * level_cap - 1)) holds @p l, and when l is a
- * level, @p lkey is its key. The same answer.
+ * The best level of one side of a stock while a message changes it: its pool
+ * entry (ITCH_NONE: the side is empty), price, shares and the entry after it.
+ * The steps that change the side's list keep it (itch_level_get_at(),
+ * itch_level_add_to()): the message's new best is known without reading the
+ * head and its level again at the end (two round trips on a GPU).
  */
-GNIO_HD static inline uint32_t
-itch_level_slot_at(const struct itch_book *b, uint64_t key, uint32_t s, uint32_t l, uint64_t lkey)
-{
-	uint32_t m = 2 * b->level_cap - 1;
+struct itch_top {
+	uint32_t l, px, nx;
+	uint64_t sh;
+};
 
-	if (l == ITCH_NONE || lkey == key)
-		return s;
-	for (uint32_t i = (s + 1) & m;; i = (i + 1) & m) {
-		l = b->lindex[i];
-		if (l == ITCH_NONE || itch_level_key(b->levels[l].locate, b->levels[l].side,
-				b->levels[l].price) == key)
-			return i;
-	}
+/* The top of a side whose best is pool entry @p l (ITCH_NONE: empty), level @p v as read. */
+GNIO_HD static inline void
+itch_top_of(struct itch_top *t, uint32_t l, const struct itch_level *v)
+{
+	t->l = l;
+	t->px = l != ITCH_NONE ? v->price : 0;
+	t->sh = l != ITCH_NONE ? v->shares : 0;
+	t->nx = l != ITCH_NONE ? v->next : ITCH_NONE;
 }
 
 /*
- * The level of (stock, side, price) in index slot @p s (itch_level_slot()),
- * made and put in its place if there is none; ITCH_NONE: the levels of all
- * shards are level_cap already.
+ * What a message's first reads found (itch_apply_msg(), all at once), for the
+ * steps after it to use instead of reading again: the message's order home
+ * slot i0 and the slot after it; an add's level index slot, the entry it
+ * holds and that level, the free pool's first entry and the one after it; a
+ * removal's level index home slot (found from the order's price) and what it
+ * and the slot after it hold. Each is used only while nothing the message
+ * did can have changed it.
+ */
+struct itch_look {
+	uint32_t i0;
+	struct itch_order first, after;
+	uint32_t slot, held, fl, fnext;
+	struct itch_level hv;
+	uint32_t ls, ls0, ls1;
+};
+
+/*
+ * The index slot of level @p key, from slot @p s on, whose entry *@p l
+ * (ITCH_NONE or a level; *@p v: that level as read) is already known: into
+ * *@p l the entry of the slot found (ITCH_NONE: the level is not there, the
+ * slot is where it goes) and into *@p v its level. The slot's number.
+ * (Values in and out, no pointer chosen between two: on a GPU they stay in
+ * registers.)
  */
 GNIO_HD static inline uint32_t
-itch_level_get_at(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price, uint32_t s)
+itch_level_slot_from(const struct itch_book *b, uint64_t key, uint32_t s, uint32_t *l, struct itch_level *v)
 {
-	uint32_t l, prev, cur;
-	uint32_t *head = &b->head[locate * 2 + side];
+	uint32_t m = 2 * b->level_cap - 1;
 
-	if (b->lindex[s] != ITCH_NONE)
-		return b->lindex[s];
+	while (*l != ITCH_NONE && itch_level_key(v->locate, v->side, v->price) != key) {
+		s = (s + 1) & m;
+		*l = b->lindex[s];
+		if (*l != ITCH_NONE)
+			*v = b->levels[*l];
+	}
+	return s;
+}
+
+/*
+ * The level of (stock, side, price) in index slot @p s whose entry is @p held
+ * (itch_level_slot_from()), made and put in its place if it is ITCH_NONE;
+ * ITCH_NONE: the levels of all shards are level_cap already. @p top: the
+ * side's best, kept (the walk to the new level's place starts from what it
+ * knows). The free pool's first two, as the message first read them: @p fl,
+ * its first entry and the one after (@p fnext), when known (else ITCH_NONE).
+ */
+GNIO_HD static inline uint32_t
+itch_level_get_at(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t price, uint32_t s, uint32_t held,
+		uint32_t fl, uint32_t fnext, struct itch_top *top)
+{
+	uint32_t l, prev, cur, cpx, nx;
+
+	if (held != ITCH_NONE)
+		return held;
 	l = b->free_level;
 	if (l == ITCH_NONE || b->live_levels + b->other_levels >= b->level_cap)
 		return ITCH_NONE;
-	b->free_level = b->levels[l].next;
+	b->free_level = l == fl ? fnext : b->levels[l].next;
 	b->live_levels++;
 	b->levels[l].price = price;
 	b->levels[l].shares = 0;
@@ -371,54 +416,85 @@ itch_level_get_at(struct itch_book *b, uint32_t locate, uint32_t side, uint32_t 
 	b->levels[l].side = (uint8_t)side;
 	b->levels[l].used = 1;
 	b->lindex[s] = l;
-	/* In its place, best first: bids from the highest price, asks from the lowest. */
+	/* In its place, best first (bids from the highest price, asks from the lowest), from the best. */
 	prev = ITCH_NONE;
-	cur = *head;
-	while (cur != ITCH_NONE && (side == 0 ? b->levels[cur].price > price : b->levels[cur].price < price)) {
+	cur = top->l;
+	cpx = top->px;
+	nx = top->nx;
+	while (cur != ITCH_NONE && (side == 0 ? cpx > price : cpx < price)) {
 		prev = cur;
-		cur = b->levels[cur].next;
+		cur = nx;
+		if (cur != ITCH_NONE) {
+			cpx = b->levels[cur].price;
+			nx = b->levels[cur].next;
+		}
 	}
 	b->levels[l].prev = prev;
 	b->levels[l].next = cur;
 	if (cur != ITCH_NONE)
 		b->levels[cur].prev = l;
-	if (prev != ITCH_NONE)
+	if (prev != ITCH_NONE) {
 		b->levels[prev].next = l;
-	else
-		*head = l;
+		if (prev == top->l)
+			top->nx = l;
+	} else {
+		b->head[locate * 2 + side] = l;
+		top->l = l;
+		top->px = price;
+		top->sh = 0;
+		top->nx = cur;
+	}
 	return l;
 }
 
 /*
  * Level @p l loses or gains shares and orders; one left with no order goes.
- * @p had: the level as it is (read before, with the message's other reads).
+ * @p had: the level as it is (read before, with the message's other reads);
+ * @p top: its side's best, kept; its index home slot @p ls, what it and the
+ * slot after it hold (@p ls0, @p ls1), when known (else @p ls0 ITCH_NONE).
  */
 GNIO_HD static inline void
-itch_level_add_to(struct itch_book *b, uint32_t l, const struct itch_level *had, int64_t shares, int32_t orders)
+itch_level_add_to(struct itch_book *b, uint32_t l, const struct itch_level *had, int64_t shares, int32_t orders,
+		uint32_t ls, uint32_t ls0, uint32_t ls1, struct itch_top *top)
 {
-	struct itch_level *v = &b->levels[l];
+	struct itch_level *v = &b->levels[l], w = { 0 };
 	uint32_t m = 2 * b->level_cap - 1, i, j, x, left = (uint32_t)((int32_t)had->orders + orders);
+	uint64_t now = (uint64_t)((int64_t)had->shares + shares);
 
-	v->shares = (uint64_t)((int64_t)had->shares + shares);
+	v->shares = now;
 	v->orders = left;
+	if (l == top->l)
+		top->sh = now;
 	if (left != 0)
 		return;
+	/* (The best gone: the next is, its level read before the stores, which change only its prev.) */
+	if (l == top->l && had->next != ITCH_NONE)
+		w = b->levels[had->next];
 	if (had->prev != ITCH_NONE)
 		b->levels[had->prev].next = had->next;
 	else
 		b->head[had->locate * 2u + had->side] = had->next;
 	if (had->next != ITCH_NONE)
 		b->levels[had->next].prev = had->prev;
+	if (l == top->l)
+		itch_top_of(top, had->next, &w);
+	else if (had->prev == top->l)
+		top->nx = had->next;
 	/*
 	 * Out of the index (backward shift), back to the pool. Its home slot and
-	 * the one after are read at once: it is most often in the first, and the
-	 * shift's first look is the second.
+	 * the one after are known (@p ls) or read at once: it is most often in
+	 * the first, and the shift's first look is the second.
 	 */
-	i = itch_hash64(itch_level_key(had->locate, had->side, had->price)) & m;
-	x = b->lindex[(i + 1) & m];
-	if (b->lindex[i] != l) {
-		i = itch_level_slot(b, itch_level_key(had->locate, had->side, had->price));
+	if (ls0 == l) {
+		i = ls;
+		x = ls1;
+	} else {
+		i = itch_hash64(itch_level_key(had->locate, had->side, had->price)) & m;
 		x = b->lindex[(i + 1) & m];
+		if (b->lindex[i] != l) {
+			i = itch_level_slot(b, itch_level_key(had->locate, had->side, had->price));
+			x = b->lindex[(i + 1) & m];
+		}
 	}
 	for (j = (i + 1) & m; x != ITCH_NONE; j = (j + 1) & m, x = b->lindex[j]) {
 		uint32_t k = itch_hash64(itch_level_key(b->levels[x].locate, b->levels[x].side, b->levels[x].price)) & m;
@@ -433,15 +509,6 @@ itch_level_add_to(struct itch_book *b, uint32_t l, const struct itch_level *had,
 	v->next = b->free_level;
 	b->free_level = l;
 	b->live_levels--;
-}
-
-/* Level @p l loses or gains shares and orders; one left with no order goes. */
-GNIO_HD static inline void
-itch_level_add(struct itch_book *b, uint32_t l, int64_t shares, int32_t orders)
-{
-	struct itch_level had = b->levels[l];
-
-	itch_level_add_to(b, l, &had, shares, orders);
 }
 
 /* ---- Messages ---- */
@@ -505,15 +572,18 @@ itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 /*
  * Add order @p ref: refused (book_full) when either table is full. An add of a
  * reference live in its stock, of reference 0 or of no shares changes nothing.
- * What it looks up first, given: @p found, itch_order_find()'s answer for
- * @p ref; @p slot, its level's index slot (itch_level_slot()), or ITCH_NONE
- * to find it here.
+ * @p found: itch_order_find()'s answer for @p ref; @p top: its side's best,
+ * kept; @p lk: the message's first reads, used when @p own (the order is the
+ * message's own, A and F: its home slots, its level's index slot and the
+ * free pool's first two), else looked up here.
  */
 GNIO_HD static inline void
 itch_add_at(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price,
-		uint32_t found, uint32_t slot)
+		uint32_t found, const struct itch_look *lk, int own, struct itch_top *top)
 {
-	uint32_t m = b->order_cap - 1, i, l;
+	uint32_t m = b->order_cap - 1, lm = 2 * b->level_cap - 1, i, l, s, held;
+	uint64_t key = itch_level_key(locate, side, price);
+	struct itch_level v = { 0 };
 
 	if (ref == 0 || shares == 0 || found != ITCH_NONE)
 		return;
@@ -521,23 +591,41 @@ itch_add_at(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, u
 		b->book_full++;
 		return;
 	}
-	if (slot == ITCH_NONE)
-		slot = itch_level_slot(b, itch_level_key(locate, side, price));
-	l = itch_level_get_at(b, locate, side, price, slot);
+	if (own) {
+		s = lk->slot;
+		held = lk->held;
+		v = lk->hv;
+	} else {
+		s = itch_hash64(key) & lm;
+		held = b->lindex[s];
+		if (held != ITCH_NONE)
+			v = b->levels[held];
+	}
+	s = itch_level_slot_from(b, key, s, &held, &v);
+	l = itch_level_get_at(b, locate, side, price, s, held, own ? lk->fl : ITCH_NONE, lk->fnext, top);
 	if (l == ITCH_NONE) {
 		b->book_full++;
 		return;
 	}
-	for (i = itch_hash64(ref) & m; b->orders[i].ref != 0; i = (i + 1) & m)
-		;
+	/* Its slot: the first free from its home (the first two known when own). */
+	if (own && lk->first.ref == 0)
+		i = lk->i0;
+	else if (own && lk->after.ref == 0)
+		i = (lk->i0 + 1) & m;
+	else
+		for (i = own ? (lk->i0 + 2) & m : itch_hash64(ref) & m; b->orders[i].ref != 0; i = (i + 1) & m)
+			;
 	b->orders[i].ref = ref;
 	b->orders[i].shares = shares;
 	b->orders[i].level = l;
+	b->orders[i].price = price;
 	b->orders[i].locate = (uint16_t)locate;
 	b->orders[i].side = (uint8_t)side;
 	b->live_orders++;
 	b->seen[locate] = 1;
-	itch_level_add(b, l, shares, 1);
+	if (held == ITCH_NONE)
+		v.shares = v.orders = 0;     /* (a new level: what itch_level_get_at() made) */
+	itch_level_add_to(b, l, &v, shares, 1, 0, ITCH_NONE, ITCH_NONE, top);
 }
 
 /* The best level of one side of a stock: price and shares (0, 0 for an empty side). */
@@ -620,15 +708,17 @@ itch_event_fill(struct itch_event *ev, const struct itch_msg *d, uint64_t seq, u
  * fills @p ev when the best bid or offer of its stock changed, 0 when not, -1
  * for a message of a known type but the wrong length (malformed, skipped).
  * A message changes one side of one stock (a replace keeps the side), so
- * only that side is compared before and after.
+ * only that side is compared before and after; its best is kept while the
+ * steps change the side (struct itch_top), not read again.
  */
 GNIO_HD static inline int
 itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
 {
-	uint32_t locate = d->locate, o, side, h0, h1, i0, slot = ITCH_NONE, lx = ITCH_NONE;
-	uint64_t px0, sh0, px1, sh1, opx, osh, bpx0, bsh0, bpx1, bsh1, key = 0, lkey = 0;
-	struct itch_order first, after = { 0 };
-	struct itch_level had = { 0 };
+	uint32_t locate = d->locate, om = b->order_cap - 1, lm = 2 * b->level_cap - 1, o, side, h0, h1;
+	uint64_t px0, sh0;
+	struct itch_level had = { 0 }, v0 = { 0 }, v1 = { 0 };
+	struct itch_look lk;
+	struct itch_top top, other;
 	uint8_t t = d->type;
 	int add = t == 'A' || t == 'F';
 	int r = itch_msg_prologue(d, &b->unknown_type, &b->malformed, &b->messages, b->names, b->seen);
@@ -638,38 +728,50 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	/*
 	 * What the message looks up, read at once rather than one after another
 	 * (each a round trip to memory on a GPU): first the order's home slot (an
-	 * add's: where its find starts) and the slot after it (where a removal's
-	 * shift looks first), both sides' best levels and an add's level
-	 * index slot; then what those point at: the best levels, the named order's
-	 * level and the add's level. Nothing has changed yet: every value is what
-	 * the steps below would have read.
+	 * add's: where its find starts, and where its new order goes when free)
+	 * and the slot after it (a removal's shift looks there first, an add's
+	 * search for a free slot second), both sides' best levels, and for an add
+	 * its level's index slot and the free pool's second entry; then what those
+	 * point at: the best levels, for an add the level its index slot holds,
+	 * for a removal the named order's level and that level's index home slot
+	 * (from the order's price) with the slot after it. Nothing has changed
+	 * yet: every value is what the steps below would have read (struct
+	 * itch_look).
 	 */
-	i0 = itch_hash64(d->ref) & (b->order_cap - 1);
-	first = b->orders[i0];
-	if (!add)
-		after = b->orders[(i0 + 1) & (b->order_cap - 1)];      /* (what its removal looks at first) */
+	lk.i0 = itch_hash64(d->ref) & om;
+	lk.first = b->orders[lk.i0];
+	lk.after = b->orders[(lk.i0 + 1) & om];
 	h0 = b->head[locate * 2];
 	h1 = b->head[locate * 2 + 1];
+	lk.slot = lk.held = lk.fl = lk.fnext = lk.ls = lk.ls0 = lk.ls1 = ITCH_NONE;
 	if (add) {
-		key = itch_level_key(locate, d->side, d->price);
-		slot = itch_hash64(key) & (2 * b->level_cap - 1);
-		lx = b->lindex[slot];
+		lk.slot = itch_hash64(itch_level_key(locate, d->side, d->price)) & lm;
+		lk.held = b->lindex[lk.slot];
+		lk.fl = b->free_level;
+		if (lk.fl != ITCH_NONE)
+			lk.fnext = b->levels[lk.fl].next;
 	}
 	/*
 	 * (Scalars, not arrays indexed by the side: on a GPU such an array lives in
 	 * local memory, and storing each value there waits for its load, one round
 	 * trip after another.)
 	 */
-	bpx0 = h0 != ITCH_NONE ? b->levels[h0].price : 0;
-	bsh0 = h0 != ITCH_NONE ? b->levels[h0].shares : 0;
-	bpx1 = h1 != ITCH_NONE ? b->levels[h1].price : 0;
-	bsh1 = h1 != ITCH_NONE ? b->levels[h1].shares : 0;
-	/* (The named order's level; a free slot's is an old one's, or 0: in the pool either way.) */
-	if (!add)
-		had = b->levels[first.level & (b->level_cap - 1)];
-	if (lx != ITCH_NONE)
-		lkey = itch_level_key(b->levels[lx].locate, b->levels[lx].side, b->levels[lx].price);
-	o = itch_order_find_at(b, d->ref, locate, i0, &first);
+	if (h0 != ITCH_NONE)
+		v0 = b->levels[h0];
+	if (h1 != ITCH_NONE)
+		v1 = b->levels[h1];
+	lk.hv = had;
+	if (add) {
+		if (lk.held != ITCH_NONE)
+			lk.hv = b->levels[lk.held];
+	} else {
+		/* (A free slot's level and price are an old order's, or 0: in the tables either way.) */
+		had = b->levels[lk.first.level & (b->level_cap - 1)];
+		lk.ls = itch_hash64(itch_level_key(lk.first.locate, lk.first.side, lk.first.price)) & lm;
+		lk.ls0 = b->lindex[lk.ls];
+		lk.ls1 = b->lindex[(lk.ls + 1) & lm];
+	}
+	o = itch_order_find_at(b, d->ref, locate, lk.i0, &lk.first);
 	if (add) {
 		side = d->side;
 	} else {
@@ -677,33 +779,38 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 			b->unknown_ref++;
 			return 0;
 		}
-		side = o == i0 ? first.side : b->orders[o].side;
+		side = o == lk.i0 ? lk.first.side : b->orders[o].side;
 	}
 	/* Both sides' best before (the other side's does not change). */
-	px0 = side != 0 ? bpx1 : bpx0;
-	sh0 = side != 0 ? bsh1 : bsh0;
-	opx = side != 0 ? bpx0 : bpx1;
-	osh = side != 0 ? bsh0 : bsh1;
+	{
+		/* (Levels chosen by value: a pointer chosen between two puts both in local memory on a GPU.) */
+		struct itch_level vs = side != 0 ? v1 : v0, vo = side != 0 ? v0 : v1;
+
+		itch_top_of(&top, side != 0 ? h1 : h0, &vs);
+		itch_top_of(&other, side != 0 ? h0 : h1, &vo);
+	}
+	px0 = top.px;
+	sh0 = top.sh;
 	if (!add) {
 		/*
 		 * E, C, X: fewer shares; D, U: all of them; the order goes with its last
 		 * one. (One way for all five: lanes of a warp applying different ones
 		 * take the same branch.)
 		 */
-		uint32_t have = o == i0 ? first.shares : b->orders[o].shares;
-		uint32_t l = o == i0 ? first.level : b->orders[o].level, k = d->shares;
-		int gone;
+		int at = o == lk.i0, gone;
+		uint32_t have = at ? lk.first.shares : b->orders[o].shares;
+		uint32_t l = at ? lk.first.level : b->orders[o].level, k = d->shares;
 
-		if (o != i0)
+		if (!at)
 			had = b->levels[l];
 		k = t == 'D' || t == 'U' || k > have ? have : k;
 		gone = k == have;
 		b->orders[o].shares = have - k;
-		if (gone && o == i0)
-			itch_order_remove_at(b, o, &after);    /* the slot may now hold another order */
+		if (gone && at)
+			itch_order_remove_at(b, o, &lk.after);    /* the slot may now hold another order */
 		else if (gone)
 			itch_order_remove(b, o);
-		itch_level_add_to(b, l, &had, -(int64_t)k, gone ? -1 : 0);
+		itch_level_add_to(b, l, &had, -(int64_t)k, gone ? -1 : 0, lk.ls, at ? lk.ls0 : ITCH_NONE, lk.ls1, &top);
 	}
 	/*
 	 * A, F: the order (what it looks up, read above); U: the new one, on the
@@ -713,13 +820,11 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	if (add || t == 'U') {
 		uint32_t found = add ? o : d->ref2 == 0 ? ITCH_NONE : itch_order_find(b, d->ref2, locate);
 
-		itch_add_at(b, add ? d->ref : d->ref2, locate, side, d->shares, d->price, found,
-				add ? itch_level_slot_at(b, key, slot, lx, lkey) : ITCH_NONE);
+		itch_add_at(b, add ? d->ref : d->ref2, locate, side, d->shares, d->price, found, &lk, add, &top);
 	}
-	itch_best(b, locate, side, &px1, &sh1);
-	if (px0 == px1 && sh0 == sh1)
+	if (top.px == px0 && top.sh == sh0)
 		return 0;
-	itch_event_fill(ev, d, seq, side, px1, sh1, opx, osh);
+	itch_event_fill(ev, d, seq, side, top.px, top.sh, other.px, other.sh);
 	return 1;
 }
 

@@ -8,8 +8,8 @@
  * Checks, beyond "no crash": the walker never yields bytes outside the packet;
  * after every packet the book is whole: every stock's and side's list sorted
  * strictly best first with consistent links, each level's shares and orders the
- * sum of its live orders, every level found by its index and every order by its
- * table, the free pool and the live levels adding up to the pool, and an event
+ * sum of its live orders (each of its level's stock, side and price), every
+ * level found by its index and every order by its table, the free pool and the live levels adding up to the pool, and an event
  * only when the best bid or offer really changed. Built with FUZZ_ITCH_BATCH
  * (the fuzz-itch-batch test), at the end the same messages go through the GPU
  * path's batch apply too (itch_batch.h, run on the CPU by two shards, in chunks
@@ -109,7 +109,8 @@ check_book(const struct itch_book *b)
 			continue;
 		live++;
 		must(o->level < LEVELS && b->levels[o->level].used && o->shares != 0);
-		must(o->locate == b->levels[o->level].locate && o->side == b->levels[o->level].side);
+		must(o->locate == b->levels[o->level].locate && o->side == b->levels[o->level].side &&
+				o->price == b->levels[o->level].price);
 		must(itch_order_find(b, o->ref, o->locate) == i);
 		shares[o->level] += o->shares;
 		orders[o->level]++;
