@@ -9,8 +9,9 @@
  * after every packet the book is whole: every stock's and side's list sorted
  * strictly best first with consistent links, each level's shares and orders the
  * sum of its live orders (each of its level's stock, side and price), every
- * level found by its index and every order by its table, the free pool and the live levels adding up to the pool, and an event
- * only when the best bid or offer really changed. Built with FUZZ_ITCH_BATCH
+ * level found by its index and every order by its table, the free pool and the
+ * live levels adding up to the pool, and an event only when the best bid or
+ * offer really changed. Built with FUZZ_ITCH_BATCH
  * (the fuzz-itch-batch test), at the end the same messages go through the GPU
  * path's batch apply too (itch_batch.h, run on the CPU by two shards, in chunks
  * of a size the input picks): the same events in the same order, the same
