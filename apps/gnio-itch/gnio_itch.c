@@ -438,6 +438,15 @@ gpu_lines_stats(const struct gnio_pipeline *p)
 	return 0;
 }
 
+/*
+ * The low-latency path's worker warps on the GPU (itch_lines.h): with two,
+ * each decodes its packet while the other applies the one before; each has
+ * its team (itch_lines.cu: ITCH_LL_TEAM warps, itself one of them).
+ */
+#ifndef ITCH_LL_WORKERS
+#define ITCH_LL_WORKERS 2
+#endif
+
 int
 main(int argc, char **argv)
 {
@@ -490,7 +499,7 @@ main(int argc, char **argv)
 		 */
 		conf.queue.inline_bytes = GNIO_LQ_INLINE_MAX;
 		conf.consumer.handler = "itch-lines";
-		conf.consumer.cuda_warps = 2;   /* each decodes its packet while the other applies (itch_lines.h) */
+		conf.consumer.cuda_warps = ITCH_LL_WORKERS;
 		if (strcmp(o.consumer, "host") == 0) {
 			conf.consumer.name = "host";
 			conf.gpu.name = o.gpu != NULL ? o.gpu : "host";

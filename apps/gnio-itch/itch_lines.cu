@@ -3,15 +3,17 @@
  * gnio-itch's low-latency path on the GPU (--lines, consumer cuda-kernel): the
  * "itch-lines" handler, run by the library's flagged-line kernel (two worker
  * warps taking the packets in turn, applying them in order), a packet at a
- * time with the whole warp (packet_one()): the steps of itch_lines.h, the
- * lanes meeting between them, the CPU path's book (itch_book.h in shards) in
- * GPU memory, the events into the event channel with one reservation. On the
- * CPU (the host consumer) the same steps run one lane after another.
+ * time with the whole warp (packet_one()) and, for its shards, the worker's
+ * team (its helper warps, team_part()): the steps of itch_lines.h, the lanes
+ * meeting between them, the CPU path's book (itch_book.h in shards) in GPU
+ * memory, the events into the event channel with one reservation. On the CPU
+ * (the host consumer) the same steps run one lane after another.
  *
- * The handler's state is touched by those two warps only, one at a time (the
- * turn), both in one block on one multiprocessor for the kernel's life: its
- * loads may keep lines in L1. Host memory (a long packet's rest) is read
- * through __ldcv (fetch again: an mbuf's buffer is reused).
+ * The handler's state is touched by those warps only, the book by one worker
+ * and its team at a time (the turn), all in one block on one multiprocessor
+ * for the kernel's life: its loads may keep lines in L1. Host memory (a long
+ * packet's rest) is read through __ldcv (fetch again: an mbuf's buffer is
+ * reused).
  */
 #include <gnio/device/gnio_kernels.cuh>
 
@@ -181,6 +183,36 @@ itch_llp_of_warp(void)
 	return &sp[(threadIdx.x / 32) % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
 }
 
+/*
+ * The warps of a packet's shards on the GPU (the library's team of the
+ * flagged-line kernel: the worker warp and ITCH_LL_TEAM - 1 helpers of its
+ * own in the block): shard s by member s % ITCH_LL_TEAM, lane s / ITCH_LL_TEAM.
+ * The lanes of one warp run their messages' code one after another where the
+ * messages' types differ (an add's, then a delete's); a shard's lane in a warp
+ * of its own runs it while the others run theirs. 1: every shard by a lane of
+ * the worker warp. Registers bound it: the kernel's 1 + 2 * ITCH_LL_TEAM warps
+ * at about 170 registers a thread fit 12 to a multiprocessor (5 at most). On
+ * the H200 a packet's shards took 4.2 us with 5, 4.5 with 3, 5.2 without
+ * (bench/results/h200-2026-12-03c).
+ */
+#ifndef ITCH_LL_TEAM
+#define ITCH_LL_TEAM 5
+#endif
+static_assert(ITCH_LL_TEAM >= 1 && ITCH_LL_TEAM <= ITCH_LL_LANES, "a shard's lane in a member of the team");
+
+#if ITCH_LL_TEAM > 1
+/* Member @p member's shards of the packet at @p pp (its lanes' shards: itch_ll_apply()). */
+__device__ static void
+itch_ll_apply_member(struct itch_feed *f, struct itch_llp *pp, unsigned int member, unsigned int lane,
+		uint32_t shards)
+{
+	uint32_t s = member + ITCH_LL_TEAM * lane;
+
+	if (s < ITCH_LL_LANES)
+		itch_ll_apply(f, pp, s, shards);
+}
+#endif
+
 struct itch_lines_h {
 	/*
 	 * One packet by one thread: the host consumer's steps, one lane after
@@ -210,6 +242,18 @@ struct itch_lines_h {
 		uint32_t shards;
 		const struct gnio_event_ring *ev;
 	} warp_ctx;
+
+#if ITCH_LL_TEAM > 1
+	static constexpr unsigned int lines_team = ITCH_LL_TEAM;
+
+	/* A helper warp: its shards of the packet whose scratch is @p arg (a worker's, in the block's shared memory). */
+	__device__ static void
+	team_part(void *state, void *arg, unsigned int member, unsigned int lane, const warp_ctx *c)
+	{
+		itch_ll_apply_member(&((struct itch_state *)state)->feed, (struct itch_llp *)arg, member, lane,
+				c->shards);
+	}
+#endif
 
 	__device__ static void
 	warp_ctx_init(warp_ctx *c, void *state, unsigned int lane)
@@ -299,7 +343,17 @@ struct itch_lines_h {
 		} else {
 			int32_t go, gl;
 
-			itch_ll_apply(f, pp, lane, c->shards);
+#if ITCH_LL_TEAM > 1
+			if (pp->par) {
+				/* The shards by the team, this warp's among them. */
+				gnio_lines_team_go(pp, ITCH_LL_TEAM);
+				itch_ll_apply_member(f, pp, 0, lane, c->shards);
+				gnio_lines_team_wait(ITCH_LL_TEAM);
+			} else
+#endif
+			{
+				itch_ll_apply(f, pp, lane, c->shards);
+			}
 			/* (The shards' gains: each lane's, summed across the warp.) */
 			go = __reduce_add_sync(0xffffffffu, pp->par ? pp->dorders[lane] : 0);
 			gl = __reduce_add_sync(0xffffffffu, pp->par ? pp->dlevels[lane] : 0);

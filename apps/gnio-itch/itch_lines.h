@@ -3,8 +3,9 @@
  * gnio-itch's low-latency path (--lines): each packet handed over on its own
  * in flagged lines (the library's latency queue, gnio_line.h) and applied at
  * once to the CPU path's own book (itch_book.h, split into shards by stock
- * locate, itch_feed.h), by the 32 lanes of one warp on the GPU
- * (itch_lines.cu) or by the same steps one lane after another on the CPU.
+ * locate, itch_feed.h), by the 32 lanes of one warp on the GPU, its shards
+ * by the lanes of the warp's team (itch_lines.cu), or by the same steps one
+ * lane after another on the CPU.
  * There is no batch: a packet's events are in the event channel before its
  * answer, whatever comes after it.
  *
@@ -21,7 +22,8 @@
  *     (the live orders and levels plus its adds below the capacities), each
  *     shard's messages are applied by a lane of their own, else all by lane 0
  *     through itch_feed_apply_msg(), exact whatever the book;
- *  4. lane s applies the messages of shard s, in order (itch_ll_apply());
+ *  4. lane s applies the messages of shard s, in order (itch_ll_apply(); on
+ *     the GPU the lanes of a team of warps, a few shards a warp);
  *  5. lane 0 sums the shards' live orders and levels and takes the packet
  *     (itch_ll_done()); the events go out in message order.
  * A shard's messages applied in their order by one lane, no add refused,

@@ -73,6 +73,19 @@ struct has_packet_one<H, decltype((void)&H::packet_one, (void)sizeof(typename H:
 	typedef typename H::warp_ctx ctx;
 };
 
+/*
+ * A flagged-line handler's team (H::lines_team, gnio_lines_team_go()): the
+ * warps of a worker's packet, the worker one of them; 1 when H has none.
+ */
+template <class H, class = void>
+struct lines_team_of {
+	static constexpr unsigned int value = 1;
+};
+template <class H>
+struct lines_team_of<H, decltype((void)H::lines_team)> {
+	static constexpr unsigned int value = H::lines_team;
+};
+
 /* The pointers of a queue view, read once (they never change). */
 struct kq {
 	gnio_comm_item *items;
@@ -537,6 +550,64 @@ lines_seq_slot()
 	return &seq[(threadIdx.x / 32) % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
 }
 
+/*
+ * Flagged lines, a team's block (one queue; warp 0 its heartbeat, 1 to W its
+ * workers, W < GNIO_CUDA_PERSISTENT_THREADS / 32, then each worker's
+ * helpers): worker @p w's argument to its helpers (NULL: leave).
+ */
+__device__ __forceinline__ void **
+lines_team_arg(unsigned int w)
+{
+	__shared__ void *arg[GNIO_CUDA_PERSISTENT_THREADS / 32];
+
+	return &arg[w % (GNIO_CUDA_PERSISTENT_THREADS / 32)];
+}
+
+/*
+ * Flagged lines: the named barrier where worker @p w's team starts (the next
+ * one: where it ends), from the top (15 and 14 worker 1's, 13 and 12 worker
+ * 2's, 11 and 10 worker 3's); a team's handler uses none of them.
+ */
+__host__ __device__ __forceinline__ constexpr unsigned int
+lines_team_bar_go(unsigned int w)
+{
+	return 16 - 2 * w;
+}
+
+/* The whole warp: meet the other warps of a team of @p members at barrier @p id. */
+__device__ __forceinline__ void
+lines_team_bar(unsigned int id, unsigned int members)
+{
+	__syncwarp();
+	gnio_shm_dev_barrier(id, 32 * members);
+}
+
+/*
+ * A helper warp of worker @p w's team (member @p member of M, not 0): each
+ * time its worker starts the team, H::team_part() with the worker's argument,
+ * then the end; it leaves when the argument is NULL (its worker left). A team
+ * is its worker and its own helpers: nothing of it is shared with another
+ * worker's, and every access between them is ordered by its two barriers.
+ */
+template <class H>
+__device__ void
+lines_helper(void *state, unsigned int w, unsigned int member, unsigned int lane,
+		const typename has_packet_one<H>::ctx &c)
+{
+	if constexpr (lines_team_of<H>::value > 1) {
+		for (;;) {
+			void *arg;
+
+			lines_team_bar(lines_team_bar_go(w), lines_team_of<H>::value);
+			arg = *lines_team_arg(w);      /* (after the barrier: read again) */
+			if (arg == NULL)
+				return;
+			H::team_part(state, arg, member, lane, &c);
+			lines_team_bar(lines_team_bar_go(w) + 1, lines_team_of<H>::value);
+		}
+	}
+}
+
 /* Flagged lines: warps of a queue that poll host memory at once, at most (the others wait in L2). */
 #define GNIO_LINES_AHEAD 16u
 /* Flagged lines: 16-byte chunks of a slot each lane reads, at most (GNIO_LQ_INLINE_MAX). */
@@ -626,15 +697,33 @@ k_lines(gnio_cuda_launch l)
 	const uint64_t *rq;
 	uint64_t *an;
 	const gnio_seg *segs;
-	uint32_t qi, seq, words, chunks, nd, smask, polls = 0;
+	uint32_t qi, wq, seq, words, chunks, nd, smask, polls = 0;
 	typename has_packet_one<H>::ctx ctx;
 	qsync *sy;
 
-	if (gw >= l.nb_qs * per_q)
-		return;
-	qi = gw / per_q;
+	if constexpr (lines_team_of<H>::value > 1) {
+		/* A team's kernel: a block a queue, its heartbeat, workers, then each worker's helpers. */
+		constexpr unsigned int helpers = lines_team_of<H>::value - 1;
+
+		qi = blockIdx.x;
+		wq = threadIdx.x / 32;
+		if (qi >= l.nb_qs || wq >= per_q + l.warps_per_q * helpers)
+			return;
+		if (wq >= per_q) {
+			warp_ctx_set<H>(ctx, ks.state, lane);
+			lines_helper<H>(ks.state, 1 + (wq - per_q) / helpers, 1 + (wq - per_q) % helpers, lane, ctx);
+			return;
+		}
+		gw = qi * per_q + wq;
+		prof = l.prof != NULL ? l.prof + (size_t)GNIO_CUDA_PROF_WORDS * gw : NULL;
+	} else {
+		if (gw >= l.nb_qs * per_q)
+			return;
+		qi = gw / per_q;
+		wq = gw % per_q;
+	}
 	sy = (qsync *)l.sync + qi;
-	if (gw % per_q == 0) {
+	if (wq == 0) {
 		lines_heartbeat(l, qi, sy, lane);
 		return;
 	}
@@ -650,7 +739,7 @@ k_lines(gnio_cuda_launch l)
 		smask = d->lq_slots - 1;
 	}
 	chunks = words / 2;
-	seq = l.start[qi] + gw % per_q - 1;
+	seq = l.start[qi] + wq - 1;
 	warp_ctx_set<H>(ctx, ks.state, lane);
 	t0 = gnio_shm_dev_time_ns();
 	for (;;) {
@@ -805,12 +894,20 @@ k_lines(gnio_cuda_launch l)
 		items++;
 		seq += l.warps_per_q;
 	}
-	if (lane == 0) {
-		atomicAdd(&sy->stop, 1u);
-		if (prof != NULL) {
-			prof[GNIO_CUDA_PROF_WAIT_NS] = t_wait;
-			prof[GNIO_CUDA_PROF_WORK_NS] = t_work;
-			prof[GNIO_CUDA_PROF_ITEMS] = items;
+	{
+		if (lane == 0) {
+			atomicAdd(&sy->stop, 1u);
+			if (prof != NULL) {
+				prof[GNIO_CUDA_PROF_WAIT_NS] = t_wait;
+				prof[GNIO_CUDA_PROF_WORK_NS] = t_work;
+				prof[GNIO_CUDA_PROF_ITEMS] = items;
+			}
+		}
+		/* A worker with a team sends its helpers away. */
+		if constexpr (lines_team_of<H>::value > 1) {
+			if (lane == 0)
+				*lines_team_arg(wq) = NULL;
+			lines_team_bar(lines_team_bar_go(wq), lines_team_of<H>::value);
 		}
 	}
 }
@@ -908,11 +1005,24 @@ struct launchers {
 		 * latency slot): a kernel of one round, no predicated rounds to keep in
 		 * registers beside the handler's; larger slots the kernel of every round.
 		 */
+		unsigned int threads = GNIO_CUDA_PERSISTENT_THREADS;
+
+		/*
+		 * A handler with a team: a block a queue, its heartbeat and workers
+		 * (at most GNIO_CUDA_PERSISTENT_THREADS / 32 with it: the kernel's
+		 * per-warp shared slots), then each worker's helpers.
+		 */
+		if constexpr (lines_team_of<H>::value > 1) {
+			if (l->warps_per_q + 1 > GNIO_CUDA_PERSISTENT_THREADS / 32 ||
+					32 * (1 + l->warps_per_q * lines_team_of<H>::value) > 1024)
+				return (int)cudaErrorInvalidConfiguration;
+			threads = 32 * (1 + l->warps_per_q * lines_team_of<H>::value);
+			blocks = l->nb_qs;
+		}
 		if (lines_rounds(l->qs[0]->lq_inline) <= 1)
-			k_lines<H, 1><<<blocks, GNIO_CUDA_PERSISTENT_THREADS, smem_bytes(*l),
-				(cudaStream_t)stream>>>(*l);
+			k_lines<H, 1><<<blocks, threads, smem_bytes(*l), (cudaStream_t)stream>>>(*l);
 		else
-			k_lines<H, GNIO_LINES_ROUNDS><<<blocks, GNIO_CUDA_PERSISTENT_THREADS, smem_bytes(*l),
+			k_lines<H, GNIO_LINES_ROUNDS><<<blocks, threads, smem_bytes(*l),
 				(cudaStream_t)stream>>>(*l);
 		return (int)cudaGetLastError();
 	}
@@ -987,6 +1097,44 @@ __device__ __forceinline__ uint32_t
 gnio_lines_seq(void)
 {
 	return *gnio::lines_seq_slot();
+}
+
+/**
+ * Inside a flagged-line handler with a team (`static constexpr unsigned int
+ * lines_team = M;`, 2 <= M, and `team_part(void *state, void *arg, unsigned
+ * int member, unsigned int lane, const warp_ctx *c)`, both members of the
+ * handler type): the kernel gives each worker warp M - 1 helper warps of its
+ * own in one block (a block a queue; at most 3 workers, 1 + W * M warps at
+ * most 32, and as many as the handler's registers let one multiprocessor
+ * hold), and this, called by the whole worker warp, starts
+ * H::team_part(state, @p arg, member, lane) on each of its helpers (members 1
+ * to M - 1, each with its warp's context; the worker is member 0 and runs its
+ * own part itself). A meeting at a named barrier (ids 10 to 15 are the teams':
+ * a team's handler uses none of them): what the worker wrote before is seen
+ * by its helpers (shared memory of the block, say). Workers' teams are apart:
+ * each may start its own whenever it likes.
+ * @param arg what the helpers' team_part() get (not NULL)
+ * @param members M, the handler's lines_team
+ */
+__device__ __forceinline__ void
+gnio_lines_team_go(void *arg, unsigned int members)
+{
+	unsigned int w = threadIdx.x / 32;
+
+	if ((threadIdx.x & 31) == 0)
+		*gnio::lines_team_arg(w) = arg;
+	gnio::lines_team_bar(gnio::lines_team_bar_go(w), members);
+}
+
+/**
+ * The whole worker warp, after gnio_lines_team_go() and its own part: until
+ * every one of its helpers' team_part() returned; what they wrote is then seen.
+ * @param members M, the handler's lines_team
+ */
+__device__ __forceinline__ void
+gnio_lines_team_wait(unsigned int members)
+{
+	gnio::lines_team_bar(gnio::lines_team_bar_go(threadIdx.x / 32) + 1, members);
 }
 
 /** The kernels of handler type @p H, as libgnio's consumers launch them. */

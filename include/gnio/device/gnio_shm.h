@@ -355,6 +355,16 @@ gnio_shm_dev_gpu_release(uint32_t *p, uint32_t v)
 	asm volatile("st.release.gpu.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
 
+/**
+ * Meet @p threads threads of the block (whole warps) at named barrier @p id:
+ * what each wrote before (shared or global memory) is seen by the others after.
+ */
+__device__ __forceinline__ void
+gnio_shm_dev_barrier(unsigned int id, unsigned int threads)
+{
+	asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(threads) : "memory");
+}
+
 /** The GPU's global timer in nanoseconds (the kernel's own time accounting). */
 __device__ __forceinline__ uint64_t
 gnio_shm_dev_time_ns(void)
