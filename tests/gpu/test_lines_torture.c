@@ -12,7 +12,9 @@
  * kernels poll lines the previous ones polled (the stale-copy hazard of
  * docs/GPU.md). Then: conserved, every mempool full, nothing dropped.
  * --host: the same on the host consumer and the host GPU device (no GPU needed).
- * Usage: test_lines_torture [--host] [PACKETS [INLINE_BYTES [CUDA_WARPS]]]
+ * HANDLER: another handler that swaps the MACs (team-macswap: by the worker's
+ * team of warps, team_macswap.cu; built where CUDA is).
+ * Usage: test_lines_torture [--host] [PACKETS [INLINE_BYTES [CUDA_WARPS [HANDLER]]]]
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -212,15 +214,15 @@ main(int argc, char **argv)
 	c.mem.mode = host ? GNIO_MEM_HOST : GNIO_MEM_PINNED;
 	c.gpu.name = gpu_name;
 	c.consumer.name = host ? "host" : "cuda";
-	c.consumer.handler = "macswap";
+	c.consumer.handler = argc > a + 3 ? argv[a + 3] : "macswap";
 	c.consumer.cuda_warps = argc > a + 2 ? (uint32_t)atoi(argv[a + 2]) : 0;
 	pl = gnio_pipeline_create(&c, err, sizeof(err));
 	if (pl == NULL) {
 		fprintf(stderr, "FAIL: pipeline: %s\n", err);
 		return 1;
 	}
-	printf("%" PRIu64 " packets of %u B through flagged lines (%u inline bytes), %d segments\n",
-			t.n, TORTURE_LEN, inline_bytes, TORTURE_SEGMENTS);
+	printf("%" PRIu64 " packets of %u B through flagged lines (%u inline bytes), %d segments, handler %s\n",
+			t.n, TORTURE_LEN, inline_bytes, TORTURE_SEGMENTS, c.consumer.handler);
 	for (int s = 0; s < TORTURE_SEGMENTS && gnio_test_failures == 0; s++) {
 		uint64_t end = t.n * (uint64_t)(s + 1) / TORTURE_SEGMENTS, from = t.got, ts;
 
