@@ -894,21 +894,19 @@ k_lines(gnio_cuda_launch l)
 		items++;
 		seq += l.warps_per_q;
 	}
-	{
-		if (lane == 0) {
-			atomicAdd(&sy->stop, 1u);
-			if (prof != NULL) {
-				prof[GNIO_CUDA_PROF_WAIT_NS] = t_wait;
-				prof[GNIO_CUDA_PROF_WORK_NS] = t_work;
-				prof[GNIO_CUDA_PROF_ITEMS] = items;
-			}
+	if (lane == 0) {
+		atomicAdd(&sy->stop, 1u);
+		if (prof != NULL) {
+			prof[GNIO_CUDA_PROF_WAIT_NS] = t_wait;
+			prof[GNIO_CUDA_PROF_WORK_NS] = t_work;
+			prof[GNIO_CUDA_PROF_ITEMS] = items;
 		}
-		/* A worker with a team sends its helpers away. */
-		if constexpr (lines_team_of<H>::value > 1) {
-			if (lane == 0)
-				*lines_team_arg(wq) = NULL;
-			lines_team_bar(lines_team_bar_go(wq), lines_team_of<H>::value);
-		}
+	}
+	/* A worker with a team sends its helpers away. */
+	if constexpr (lines_team_of<H>::value > 1) {
+		if (lane == 0)
+			*lines_team_arg(wq) = NULL;
+		lines_team_bar(lines_team_bar_go(wq), lines_team_of<H>::value);
 	}
 }
 
@@ -1013,10 +1011,9 @@ struct launchers {
 		 * per-warp shared slots), then each worker's helpers.
 		 */
 		if constexpr (lines_team_of<H>::value > 1) {
-			if (l->warps_per_q + 1 > GNIO_CUDA_PERSISTENT_THREADS / 32 ||
-					32 * (1 + l->warps_per_q * lines_team_of<H>::value) > 1024)
-				return (int)cudaErrorInvalidConfiguration;
 			threads = 32 * (1 + l->warps_per_q * lines_team_of<H>::value);
+			if (l->warps_per_q + 1 > GNIO_CUDA_PERSISTENT_THREADS / 32 || threads > 1024)
+				return (int)cudaErrorInvalidConfiguration;
 			blocks = l->nb_qs;
 		}
 		if (lines_rounds(l->qs[0]->lq_inline) <= 1)
