@@ -610,6 +610,16 @@ lines_helper(void *state, unsigned int w, unsigned int member, unsigned int lane
 
 /* Flagged lines: warps of a queue that poll host memory at once, at most (the others wait in L2). */
 #define GNIO_LINES_AHEAD 16u
+/*
+ * Flagged lines: 1 (the default), a worker polls the chunks of a slot that the
+ * largest packet of its last GNIO_LINES_WINDOW needed (the whole slot at
+ * first, and more for a packet that needs more: its header says so, and it is
+ * read again); 0: every chunk of the slot, every poll.
+ */
+#ifndef GNIO_LINES_ADAPT
+#define GNIO_LINES_ADAPT 1
+#endif
+#define GNIO_LINES_WINDOW 256u
 /* Flagged lines: 16-byte chunks of a slot each lane reads, at most (GNIO_LQ_INLINE_MAX). */
 #define GNIO_LINES_ROUNDS ((GNIO_LQ_HDR_WORDS + GNIO_LQ_INLINE_MAX / 4 + 63) / 64)
 
@@ -697,7 +707,7 @@ k_lines(gnio_cuda_launch l)
 	const uint64_t *rq;
 	uint64_t *an;
 	const gnio_seg *segs;
-	uint32_t qi, wq, seq, words, chunks, nd, smask, polls = 0;
+	uint32_t qi, wq, seq, words, chunks, nd, smask, polls = 0, lim, most = 0, taken = 0, need;
 	typename has_packet_one<H>::ctx ctx;
 	qsync *sy;
 
@@ -739,6 +749,7 @@ k_lines(gnio_cuda_launch l)
 		smask = d->lq_slots - 1;
 	}
 	chunks = words / 2;
+	lim = chunks;
 	seq = l.start[qi] + wq - 1;
 	warp_ctx_set<H>(ctx, ks.state, lane);
 	t0 = gnio_shm_dev_time_ns();
@@ -760,7 +771,7 @@ k_lines(gnio_cuda_launch l)
 			__nanosleep(64);
 			continue;
 		}
-		/* One round trip: every lane's chunks, and now and then the quit flag. */
+		/* One round trip: every lane's chunks (up to lim), and now and then the quit flag. */
 		if (lane == 0 && (++polls & 7u) == 0)
 			quit = gnio_shm_dev_flag_load(l.quit);
 #pragma unroll
@@ -768,32 +779,40 @@ k_lines(gnio_cuda_launch l)
 			unsigned int c = lane + 32 * r;
 
 			a[r] = b[r] = 0;
-			if (c < chunks)
+			if (c < lim)
 				gnio_shm_dev_line_load(req + 2 * c, &a[r], &b[r]);
 		}
-		{
-			/*
-			 * The words the packet's inline bytes need (gnio_lq_need_words(): the
-			 * header's length, word 2, lane 1's first): each of them tagged; the
-			 * others are not written for it, and count as zero.
-			 */
-			uint32_t need = gnio_lq_need_words((uint32_t)__shfl_sync(0xffffffffu, (uint32_t)a[0], 1),
-					words) / 2;
-
+		/*
+		 * The words the packet's inline bytes need (gnio_lq_need_words(): the
+		 * header's length, word 2, lane 1's first): each of them tagged; the
+		 * others are not written for it, and count as zero. Chunks past lim
+		 * were not read (zero, not tagged): a packet that needs them is not
+		 * taken, and once its header is seen they are read with the rest.
+		 */
+		need = gnio_lq_need_words((uint32_t)__shfl_sync(0xffffffffu, (uint32_t)a[0], 1), words) / 2;
 #pragma unroll
-			for (unsigned int r = 0; r < R; r++) {
-				unsigned int c = lane + 32 * r;
+		for (unsigned int r = 0; r < R; r++) {
+			unsigned int c = lane + 32 * r;
 
-				if (c >= need)
-					a[r] = b[r] = 0;
-				else if (c < chunks)
-					ok = ok && gnio_lq_is(a[r], seq) && gnio_lq_is(b[r], seq);
-			}
+			if (c >= need)
+				a[r] = b[r] = 0;
+			else if (c < chunks)
+				ok = ok && gnio_lq_is(a[r], seq) && gnio_lq_is(b[r], seq);
 		}
+		if (GNIO_LINES_ADAPT && __shfl_sync(0xffffffffu, gnio_lq_is(a[0], seq), 1))
+			lim = max(lim, need);
 		if (!__all_sync(0xffffffffu, ok)) {
 			if (lines_leave(l, qi, seq, __shfl_sync(0xffffffffu, quit, 0)))
 				break;
 			continue;
+		}
+		if (GNIO_LINES_ADAPT) {
+			/* The window's largest need; at its end (and after the first packet) lim comes down to it. */
+			most = max(most, need);
+			if (++taken == 1 || taken % GNIO_LINES_WINDOW == 0) {
+				lim = most;
+				most = 0;
+			}
 		}
 		t1 = gnio_shm_dev_time_ns();
 		t_wait += t1 - t0;
