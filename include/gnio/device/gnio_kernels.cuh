@@ -707,7 +707,7 @@ k_lines(gnio_cuda_launch l)
 	const uint64_t *rq;
 	uint64_t *an;
 	const gnio_seg *segs;
-	uint32_t qi, wq, seq, words, chunks, nd, smask, polls = 0, lim, most = 0, taken = 0, need;
+	uint32_t qi, wq, seq, words, chunks, nd, smask, polls = 0, lim, most = 0, taken = 0;
 	typename has_packet_one<H>::ctx ctx;
 	qsync *sy;
 
@@ -757,7 +757,7 @@ k_lines(gnio_cuda_launch l)
 		const uint64_t *req = rq + (size_t)(seq & smask) * words;
 		uint64_t *ans = an + (size_t)(seq & smask) * words;
 		uint64_t a[R], b[R], t1;
-		uint32_t quit = 0, port, dlen, plen;
+		uint32_t quit = 0, port, dlen, plen, need;
 		bool ok = true;
 		gnio_pkt pk;
 		uint16_t v;
