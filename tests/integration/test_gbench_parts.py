@@ -57,17 +57,25 @@ def main():
         ck.check(not any(m.endswith("throughput.png") for m in made), "throughput.png of one size: %r" % made)
         made = gb.plots(pts + [dict(p, size=1500, section="size") for p in pts], d)
         ck.check(os.path.join(d, "throughput.png") in made, "throughput.png of two sizes not drawn: %r" % made)
-    # --repeat 3: from 4 lcores on, dpdk-testpmd then gnio, three times, each with its round.
-    # --lcores-mems pinned,gpu: both memories in every round, after the round's dpdk-testpmd.
+    # --repeat 3: from 4 lcores on, dpdk-testpmd and gnio three times, each with its round,
+    # dpdk-testpmd first in odd rounds and last in even ones. --lcores-mems pinned,gpu: both
+    # memories in every round.
     class Args:
         sections, item_pkts, repeat, lcores_mems = ["lcores"], 0, 3, ["pinned", "gpu"]
+        lcores_counts = gb.LCORES_COUNTS
     order = [(p.get("program", "gnio-testpmd"), p["rx_lcores"], p.get("round"), p.get("mem"))
              for p in gb.full_points(Args)]
     gn2 = [("gnio-testpmd", "pinned"), ("gnio-testpmd", "gpu")]
+    tp1 = [("dpdk-testpmd", "pinned")]
     want = [("gnio-testpmd", n, 1, m) for n in (1, 2) for _, m in gn2] + [
         (prog, n, r, m) for n in (4, 8, 15) for r in (1, 2, 3)
-        for prog, m in [("dpdk-testpmd", "pinned")] + gn2]
+        for prog, m in (tp1 + gn2 if r % 2 == 1 else gn2 + tp1)]
     ck.check(order == want, "--repeat 3 order: %r" % order)
+    # --lcores-counts 8: that count alone.
+    Args.lcores_counts, Args.repeat, Args.lcores_mems = [8], 2, ["pinned"]
+    order = [(p.get("program", "gnio-testpmd"), p["rx_lcores"], p.get("round")) for p in gb.full_points(Args)]
+    ck.check(order == [("dpdk-testpmd", 8, 1), ("gnio-testpmd", 8, 1), ("gnio-testpmd", 8, 2),
+                       ("dpdk-testpmd", 8, 2)], "--lcores-counts 8 order: %r" % order)
     # Each round against its own dpdk-testpmd run, each memory apart; a round with drops does not count.
     rep = []
     for rnd, (tp, gn, gg) in enumerate(((200.0, 180.0, 190.0), (300.0, 210.0, 270.0), (250.0, 200.0, 225.0),
