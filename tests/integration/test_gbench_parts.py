@@ -9,6 +9,7 @@ import contextlib
 import importlib.machinery
 import importlib.util
 import io
+import json
 import os
 import tempfile
 
@@ -97,6 +98,29 @@ def main():
         made = gb.plots([dict(p, consumer="cuda", size=64, burst=32, copy=0, mode="macswap",
                               gbps_nominal=True) for p in rep], d)
         ck.check(os.path.join(d, "lcores.png") in made, "lcores.png of repeated rounds not drawn: %r" % made)
+    # --pool: every results.json under the paths, run by run, then their rounds together (a file
+    # that is not gnio-bench's is passed over); none at all: exit 2.
+    with tempfile.TemporaryDirectory() as d:
+        for name, pts in (("a", rep), ("b/c", [dict(p, processed_mpps=p["processed_mpps"] * (0.5 if
+                                                    p["program"] == "dpdk-testpmd" else 1)) for p in rep])):
+            os.makedirs(os.path.join(d, name))
+            with open(os.path.join(d, name, "results.json"), "w") as f:
+                json.dump({"points": pts}, f)
+        with open(os.path.join(d, "b", "results.json"), "w") as f:
+            json.dump([1, 2], f)
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = gb.pool_summary([d])
+        lines = buf.getvalue().strip().splitlines()
+        # Run b's dpdk-testpmd at half the rate: its ratios doubled (1.9 1.8 1.8, 1.8 1.4 1.6).
+        ck.check(rc == 0 and len(lines) == 6 and lines[-2:] == [
+            "pooled: lcores  4, mem gpu: 6 rounds in 2 runs, median 1.375 (0.900-1.900), 6 at 0.8 or above; "
+            "the runs' medians 0.900-1.800, their median 1.350",
+            "pooled: lcores  4, mem pinned: 6 rounds in 2 runs, median 1.150 (0.700-1.800), 5 at 0.8 or above; "
+            "the runs' medians 0.800-1.600, their median 1.200"], "--pool: rc %d %r" % (rc, lines))
+        with contextlib.redirect_stderr(io.StringIO()):
+            rc = gb.pool_summary([os.path.join(d, "b", "results.json")])
+        ck.check(rc == 2, "--pool of no gnio-bench results: rc %d" % rc)
     return ck.finish()
 
 
