@@ -94,6 +94,17 @@ def main():
                        "best 270.00 / best 300.00 = 0.900",
                        "lcores  4, mem pinned: gnio / dpdk-testpmd by round 0.900 0.700 0.800; median 0.800; "
                        "best 210.00 / best 300.00 = 0.700"], "ratio summary: %r" % lines)
+    # --mbuf-size: both programs' option alike; the rounds of another data room apart from the default's.
+    class Mb:
+        mbuf_size = 192
+    ck.check(gb.mbuf_args(Mb) == ["--mbuf-size=192"], "--mbuf-size 192: %r" % gb.mbuf_args(Mb))
+    Mb.mbuf_size = 0
+    ck.check(gb.mbuf_args(Mb) == [], "no --mbuf-size: %r" % gb.mbuf_args(Mb))
+    small = [dict(p, processed_mpps=p["processed_mpps"] * (1.1 if p["program"] == "gnio-testpmd" else 1),
+                  mbuf_size=192) for p in rep if p["mem"] != "gpu" and p["round"] == 1]
+    got = gb.lcores_ratios([p for p in rep if p["mem"] != "gpu" and p["round"] == 1] + small)
+    ck.check(sorted(got) == [(4, "pinned"), (4, "pinned/mbuf192")] and abs(got[(4, "pinned/mbuf192")][0][0] - 0.99)
+             < 1e-9, "--mbuf-size rounds apart: %r" % got)
     with tempfile.TemporaryDirectory() as d:
         made = gb.plots([dict(p, consumer="cuda", size=64, burst=32, copy=0, mode="macswap",
                               gbps_nominal=True) for p in rep], d)

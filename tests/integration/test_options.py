@@ -111,6 +111,10 @@ def main():
                        capture_output=True, text=True, timeout=60)
     ck.check(r.returncode == 2 and r.stderr == "gnio-bench: --lcores-counts: 0 out of range 1..127\n"
              and "section" not in r.stdout, "gnio-bench --lcores-counts 4,0: exit %d %r" % (r.returncode, r.stderr))
+    r = subprocess.run(["/usr/bin/python3", bench, "--full", "--mbuf-size", "128"],
+                       capture_output=True, text=True, timeout=60)
+    ck.check(r.returncode == 2 and r.stderr == "gnio-bench: --mbuf-size: 128 out of range 192..65535\n"
+             and "section" not in r.stdout, "gnio-bench --mbuf-size 128: exit %d %r" % (r.returncode, r.stderr))
     r = subprocess.run([TESTPMD, "--help"], capture_output=True, text=True, timeout=30)
     ck.check(r.returncode == 0 and "--forward-mode" in r.stdout, "--help")
     ck.finish()
