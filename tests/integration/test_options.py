@@ -115,6 +115,12 @@ def main():
                        capture_output=True, text=True, timeout=60)
     ck.check(r.returncode == 2 and r.stderr == "gnio-bench: --mbuf-size: 128 out of range 192..65535\n"
              and "section" not in r.stdout, "gnio-bench --mbuf-size 128: exit %d %r" % (r.returncode, r.stderr))
+    # --full fixes each point's engine: a --mode there would be silently ignored, so it is refused.
+    r = subprocess.run(["/usr/bin/python3", bench, "--full", "--mode", "csum"],
+                       capture_output=True, text=True, timeout=60)
+    ck.check(r.returncode == 2 and r.stderr.startswith("gnio-bench: --mode: not with --full")
+             and r.stderr.count("\n") == 1 and "section" not in r.stdout,
+             "gnio-bench --full --mode csum: exit %d %r" % (r.returncode, r.stderr))
     r = subprocess.run([TESTPMD, "--help"], capture_output=True, text=True, timeout=30)
     ck.check(r.returncode == 0 and "--forward-mode" in r.stdout, "--help")
     ck.finish()
