@@ -262,6 +262,28 @@ struct known_item {
 	uint32_t meta;             /* GNIO_BQ_META: count and port, as the dispatcher read them */
 };
 
+/* A packet as its producer gave it: its first segment's address and length, and its whole length. */
+struct pkt_desc {
+	uintptr_t addr;
+	uint32_t len;
+	uint32_t pkt_len;
+};
+
+/* Passes of 32 packets whose descriptors a worker warp has in flight together (128 packets). */
+#define GNIO_CUDA_DESC_WINDOW 4
+
+/* Packet @p i of an item: its descriptor and its length word (two loads of host memory). */
+__device__ __forceinline__ pkt_desc
+load_desc(const gnio_comm_pkt *pl, const uint32_t *plens, uint32_t i)
+{
+	pkt_desc d;
+
+	d.addr = pl[i].addr;
+	d.len = (uint32_t)pl[i].size;
+	d.pkt_len = plens[i];
+	return d;
+}
+
 /*
  * One warp runs handler H on the READY item at @p slot and marks it DONE.
  * With @p ph (persistent kernel), adds the time of the item's three phases to
@@ -279,9 +301,12 @@ warp_item(const gnio_cuda_launch &l, const kstate &ks, const kq &q, uint32_t slo
 	gnio_comm_item *it = &q.items[slot];
 	/*
 	 * Loads with no dependence on each other go out together (one PCIe round
-	 * trip): the first 32 descriptors and packet lengths, and, unless the
-	 * persistent kernel's dispatcher already read them with the status, the
-	 * packet count, the port and the descriptor array's address.
+	 * trip): the descriptors of the first GNIO_CUDA_DESC_WINDOW passes, and,
+	 * unless the persistent kernel's dispatcher already read them with the
+	 * status, the packet count, the port and the descriptor array's address;
+	 * each pass then sends the descriptors of the pass that many further. The
+	 * first pass's descriptors do not wait for the count (lanes past it read
+	 * unused ones); the later ones' lanes past it read none.
 	 */
 	uint32_t nb = known != NULL ? GNIO_BQ_META_COUNT(known->meta) : it->num_pkts;
 	uint16_t rx_port = known != NULL ? GNIO_BQ_META_PORT(known->meta) : q.item_port[slot];
@@ -289,28 +314,37 @@ warp_item(const gnio_cuda_launch &l, const kstate &ks, const kq &q, uint32_t slo
 	const gnio_comm_pkt *pl = known != NULL ? known->pl : it->pkt_list;
 	const uint32_t *plens = q.pkt_len + (size_t)slot * q.max_pkts;
 	uint16_t *verd = q.verdicts + (size_t)slot * q.max_pkts;
-	uintptr_t addr0 = 0;
-	uint32_t size0 = 0, plen0 = 0;
+	pkt_desc d[GNIO_CUDA_DESC_WINDOW];
 	uint16_t first = 0, tx_port;
 	bool same = true;
 
-	if (lane < q.max_pkts) {
-		addr0 = pl[lane].addr;
-		size0 = (uint32_t)pl[lane].size;
-		plen0 = plens[lane];
+#pragma unroll
+	for (uint32_t k = 0; k < GNIO_CUDA_DESC_WINDOW; k++) {
+		uint32_t i = 32 * k + lane;
+
+		d[k] = pkt_desc{0, 0, 0};
+		if (k == 0 ? i < q.max_pkts : i < nb)
+			d[k] = load_desc(pl, plens, i);
 	}
 	tx_port = pair_port(ks, rx_port);
 	if (ph != NULL)
-		t1 = gnio_shm_dev_time_after(nb ^ size0 ^ plen0 ^ (uint32_t)addr0 ^ rx_port);
+		t1 = gnio_shm_dev_time_after(nb ^ d[0].len ^ d[0].pkt_len ^ (uint32_t)d[0].addr ^ rx_port);
 	for (uint32_t base = 0; base < nb; base += 32) {
-		uint32_t i = base + lane;
+		uint32_t i = base + lane, ahead = i + 32 * GNIO_CUDA_DESC_WINDOW;
 		bool valid = i < nb;
+		pkt_desc c = d[0];
 		gnio_pkt pk;
 		uint16_t v;
 
-		pk.data = !valid ? NULL : (uint8_t *)(base == 0 ? addr0 : pl[i].addr);
-		pk.len = !valid ? 0 : base == 0 ? size0 : (uint32_t)pl[i].size;
-		pk.pkt_len = !valid ? 0 : base == 0 ? plen0 : plens[i];
+#pragma unroll
+		for (uint32_t k = 0; k + 1 < GNIO_CUDA_DESC_WINDOW; k++)
+			d[k] = d[k + 1];
+		d[GNIO_CUDA_DESC_WINDOW - 1] = pkt_desc{0, 0, 0};
+		if (ahead < nb)
+			d[GNIO_CUDA_DESC_WINDOW - 1] = load_desc(pl, plens, ahead);
+		pk.data = !valid ? NULL : (uint8_t *)c.addr;
+		pk.len = !valid ? 0 : c.len;
+		pk.pkt_len = !valid ? 0 : c.pkt_len;
 		pk.rx_port = rx_port;
 		pk.tx_port = tx_port;
 		pk.rsvd = 0;
