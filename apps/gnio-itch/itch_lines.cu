@@ -343,6 +343,14 @@ struct itch_lines_h {
 		} else {
 			int32_t go, gl;
 
+#if defined(ITCH_LL_NOAPPLY)
+			/*
+			 * A measurement variant (gpu-bundle's GNIO_BUNDLE_ITCH_VARIANTS, never the
+			 * default): the packet taken in order with no message applied, so no book
+			 * and no event: what the path costs besides the book.
+			 */
+			pp->par = 0;
+#else
 #if ITCH_LL_TEAM > 1
 			if (pp->par) {
 				/* The shards by the team, this warp's among them. */
@@ -354,6 +362,7 @@ struct itch_lines_h {
 			{
 				itch_ll_apply(f, pp, lane, c->shards);
 			}
+#endif
 			/* (The shards' gains: each lane's, summed across the warp.) */
 			go = __reduce_add_sync(0xffffffffu, pp->par ? pp->dorders[lane] : 0);
 			gl = __reduce_add_sync(0xffffffffu, pp->par ? pp->dlevels[lane] : 0);
