@@ -13,11 +13,11 @@
  *
  *   itch-apply FEED.itch [--orders N] [--levels N] [--bbo-csv FILE]
  */
+#include <chrono>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <vector>
 #include <x86intrin.h>
 
@@ -183,10 +183,8 @@ depths(const std::vector<struct itch_msg> &msgs, uint32_t orders, uint32_t level
 static uint64_t
 now_ns(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+			std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 static void
