@@ -7,7 +7,9 @@
  * itch_apply_msg() alone with clock64(); the CPU times it with the TSC. Both books' events
  * (a hash of each event's fields) and counts must agree, else it exits 1; --bbo-csv writes
  * the GPU's events as gnio-itch does, to compare with the generator's reference. It also says
- * where in their side's list the levels the messages change are (depths()).
+ * where in their side's list the levels the messages change are (depths()). The same runs
+ * apply the feed to a prototype of a book laid out for a GPU lane (lean_book.h), timed the
+ * same way, its events compared with the product book's (lines "lean ...").
  * Built by devtools/gpu-bundle (twice with GNIO_BUNDLE_APPLY_OLD=REV: that commit's book beside
  * this one's), run by `gpu-session apply`.
  *
@@ -22,6 +24,7 @@
 #include <x86intrin.h>
 
 #include "itch_book.h"
+#include "lean_book.h"
 
 #define CK(x) do { cudaError_t ck_e = (x); if (ck_e != cudaSuccess) { \
 	fprintf(stderr, "itch-apply: %s: %s\n", #x, cudaGetErrorString(ck_e)); exit(1); } } while (0)
@@ -59,23 +62,82 @@ ev_hash(uint64_t h, const struct itch_event *e)
 	return h;
 }
 
-__global__ void
-book_init(struct itch_book *b, void *mem, uint32_t orders, uint32_t levels)
+/*
+ * The two books behind one face: bytes, layout (in zeroed memory), one message, and the
+ * result's counts (for the lean book: its live orders, the adds refused past LEAN_DEPTH, its
+ * unknown references and messages).
+ */
+struct book_size {
+	uint32_t orders, levels, locates;
+};
+
+static uint64_t
+book_bytes(const struct itch_book *, const struct book_size &z)
 {
-	itch_book_init(b, mem, orders, levels);
+	return itch_book_bytes(z.orders, z.levels);
+}
+
+static uint64_t
+book_bytes(const struct lean_book *, const struct book_size &z)
+{
+	return lean_book_bytes(z.orders, z.locates);
+}
+
+__host__ __device__ static inline void
+book_init(struct itch_book *b, void *mem, const struct book_size &z)
+{
+	itch_book_init(b, mem, z.orders, z.levels);
+}
+
+__host__ __device__ static inline void
+book_init(struct lean_book *b, void *mem, const struct book_size &z)
+{
+	lean_book_init(b, mem, z.orders, z.locates);
+}
+
+__host__ __device__ static inline int
+book_apply(struct itch_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
+{
+	return itch_apply_msg(b, d, seq, ev);
+}
+
+__host__ __device__ static inline int
+book_apply(struct lean_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
+{
+	return lean_apply(b, d, seq, ev);
+}
+
+__host__ __device__ static inline struct result
+book_result(const struct itch_book *b, uint64_t events, uint64_t h)
+{
+	return (struct result){ events, h, b->live_orders, b->live_levels, b->unknown_ref, b->book_full, b->messages };
+}
+
+__host__ __device__ static inline struct result
+book_result(const struct lean_book *b, uint64_t events, uint64_t h)
+{
+	return (struct result){ events, h, b->live, b->depth_over, b->unknown_ref, 0, b->messages };
+}
+
+template <class B>
+__global__ void
+init_gpu(B *b, void *mem, struct book_size z)
+{
+	book_init(b, mem, z);
 }
 
 /*
- * One thread: every message in order, each copied into shared memory first, itch_apply_msg()
+ * One thread: every message in order, each copied into shared memory first, the book's apply
  * timed alone; the events into @p evs (for --bbo-csv) and the hash.
  */
+template <class B>
 __global__ void
-apply_gpu(struct itch_book *bp, const struct itch_msg *msgs, uint32_t n, uint64_t *cyc, uint64_t *cnt,
+apply_gpu(B *bp, const struct itch_msg *msgs, uint32_t n, uint64_t *cyc, uint64_t *cnt,
 		struct itch_event *evs, struct result *res)
 {
 	__shared__ struct itch_msg sm;
 	__shared__ struct itch_event ev;
-	struct itch_book b = *bp;
+	B b = *bp;
 	uint64_t h = 0xcbf29ce484222325ull, events = 0, c[NTYPES] = { 0 }, k[NTYPES] = { 0 };
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -86,7 +148,7 @@ apply_gpu(struct itch_book *bp, const struct itch_msg *msgs, uint32_t n, uint64_
 		sm = msgs[i];
 		ty = type_slot(sm.type);
 		t0 = clock64();
-		r = itch_apply_msg(&b, &sm, i + 1, &ev);
+		r = book_apply(&b, &sm, i + 1, &ev);
 		t1 = clock64();
 		c[ty] += (uint64_t)(t1 - t0);
 		k[ty]++;
@@ -100,7 +162,7 @@ apply_gpu(struct itch_book *bp, const struct itch_msg *msgs, uint32_t n, uint64_
 		cnt[i] = k[i];
 	}
 	*bp = b;
-	*res = (struct result){ events, h, b.live_orders, b.live_levels, b.unknown_ref, b.book_full, b.messages };
+	*res = book_result(&b, events, h);
 }
 
 /* Where level @p l is in its stock side's list (0: the best), or -1. */
@@ -187,6 +249,123 @@ now_ns(void)
 			std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/* One book's run: one CPU core's, then one GPU thread's (when there is a GPU). */
+struct run {
+	struct result cpu, gpu;
+	uint64_t cc[NTYPES], ck[NTYPES], gc[NTYPES], gk[NTYPES], cpu_all_ns;
+	std::vector<struct itch_event> events;      /* the GPU's */
+};
+
+template <class B>
+static void
+run_book(const std::vector<struct itch_msg> &msgs, const struct book_size &z, bool gpu, struct run *r)
+{
+	uint32_t n = (uint32_t)msgs.size();
+	uint64_t bytes = book_bytes((const B *)NULL, z), h = 0xcbf29ce484222325ull, events = 0, t;
+	void *hmem = malloc(bytes);
+	struct itch_event ev;
+	B hb;
+
+	if (hmem == NULL) {
+		fprintf(stderr, "itch-apply: %llu bytes for a book: no memory\n", (unsigned long long)bytes);
+		exit(1);
+	}
+	for (int i = 0; i < NTYPES; i++)
+		r->cc[i] = r->ck[i] = r->gc[i] = r->gk[i] = 0;
+	/*
+	 * Zeroed here, every page written before the clock starts, whatever the book's init writes:
+	 * a page mapped at its first write would put the page fault in a message's time (and a
+	 * compiler may make malloc and memset one calloc, whose pages are mapped that way).
+	 */
+	memset(hmem, 0, bytes);
+	for (uint64_t i = 0; i < bytes; i += 4096)
+		((volatile uint8_t *)hmem)[i] = 0;
+	book_init(&hb, hmem, z);
+	t = now_ns();
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t ty = type_slot(msgs[i].type);
+		uint64_t t0 = __rdtsc();
+		int res = book_apply(&hb, &msgs[i], i + 1, &ev);
+
+		r->cc[ty] += __rdtsc() - t0;
+		r->ck[ty]++;
+		if (res == 1) {
+			h = ev_hash(h, &ev);
+			events++;
+		}
+	}
+	r->cpu_all_ns = now_ns() - t;
+	r->cpu = book_result(&hb, events, h);
+	free(hmem);
+	r->gpu = (struct result){ 0 };
+	if (!gpu)
+		return;
+
+	B *db;
+	struct itch_msg *dm;
+	struct itch_event *devs;
+	struct result *dres;
+	uint64_t *dcyc, *dcnt;
+	void *dmem;
+
+	CK(cudaMalloc(&dmem, bytes));
+	CK(cudaMemset(dmem, 0, bytes));
+	CK(cudaMalloc(&db, sizeof(*db)));
+	CK(cudaMalloc(&dm, sizeof(struct itch_msg) * (n ? n : 1)));
+	CK(cudaMalloc(&devs, sizeof(struct itch_event) * (n ? n : 1)));    /* (at most one event a message) */
+	CK(cudaMalloc(&dres, sizeof(*dres)));
+	CK(cudaMalloc(&dcyc, sizeof(r->gc)));
+	CK(cudaMalloc(&dcnt, sizeof(r->gk)));
+	CK(cudaMemcpy(dm, msgs.data(), sizeof(struct itch_msg) * n, cudaMemcpyHostToDevice));
+	init_gpu<B><<<1, 1>>>(db, dmem, z);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	apply_gpu<B><<<1, 1>>>(db, dm, n, dcyc, dcnt, devs, dres);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(&r->gpu, dres, sizeof(r->gpu), cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(r->gc, dcyc, sizeof(r->gc), cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(r->gk, dcnt, sizeof(r->gk), cudaMemcpyDeviceToHost));
+	r->events.resize(r->gpu.events);
+	CK(cudaMemcpy(r->events.data(), devs, sizeof(struct itch_event) * r->gpu.events, cudaMemcpyDeviceToHost));
+	CK(cudaFree(dmem));
+	CK(cudaFree(db));
+	CK(cudaFree(dm));
+	CK(cudaFree(devs));
+	CK(cudaFree(dres));
+	CK(cudaFree(dcyc));
+	CK(cudaFree(dcnt));
+}
+
+/* A run's figures by type: GPU thread ns and SM cycles, CPU core ns; each line led by @p lead. */
+static void
+print_run(const char *lead, const struct run *r, bool gpu, double sm_ghz, double tsc_ghz)
+{
+	uint64_t gsum = 0, csum = 0, cn = 0;
+
+	for (int i = 0; i < NTYPES; i++) {
+		char name[8] = { TYPES[i], 0 };
+
+		if (r->ck[i] == 0)
+			continue;
+		gsum += r->gc[i];
+		csum += r->cc[i];
+		cn += r->ck[i];
+		if (gpu)
+			printf("%s%s, %llu, %.1f, %.0f, %.1f\n", lead, i < NTYPES - 1 ? name : "other",
+					(unsigned long long)r->ck[i], (double)r->gc[i] / r->gk[i] / sm_ghz,
+					(double)r->gc[i] / r->gk[i], (double)r->cc[i] / r->ck[i] / tsc_ghz);
+		else
+			printf("%s%s, %llu, -, -, %.1f\n", lead, i < NTYPES - 1 ? name : "other",
+					(unsigned long long)r->ck[i], (double)r->cc[i] / r->ck[i] / tsc_ghz);
+	}
+	if (gpu)
+		printf("%sall, %llu, %.1f, %.0f, %.1f\n", lead, (unsigned long long)cn, (double)gsum / cn / sm_ghz,
+				(double)gsum / cn, (double)csum / cn / tsc_ghz);
+	else
+		printf("%sall, %llu, -, -, %.1f\n", lead, (unsigned long long)cn, (double)csum / cn / tsc_ghz);
+}
+
 static void
 usage(void)
 {
@@ -259,34 +438,21 @@ main(int argc, char **argv)
 	}
 	uint32_t n = (uint32_t)msgs.size();
 
-	/* The CPU: one core, the same code. */
-	uint64_t bytes = itch_book_bytes(orders, levels), cc[NTYPES] = { 0 }, ck[NTYPES] = { 0 };
-	void *hmem = aligned_alloc(64, (bytes + 63) & ~63ull);
-	struct itch_book hb;
-	struct itch_event ev;
-	struct result cpu = { 0 };
-	uint64_t h = 0xcbf29ce484222325ull, t_all;
+	/* Both books on one CPU core, then on one GPU thread where there is one. */
+	uint32_t maxloc = 0;
+	int dev = 0, clk_khz = 0;
 
-	if (hmem == NULL) {
-		fprintf(stderr, "itch-apply: %llu bytes for the book: no memory\n", (unsigned long long)bytes);
-		return 1;
-	}
-	itch_book_init(&hb, hmem, orders, levels);
-	t_all = now_ns();
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t ty = type_slot(msgs[i].type);
-		uint64_t t0 = __rdtsc();
-		int r = itch_apply_msg(&hb, &msgs[i], i + 1, &ev);
+	for (const struct itch_msg &d : msgs)
+		maxloc = d.locate > maxloc ? d.locate : maxloc;
 
-		cc[ty] += __rdtsc() - t0;
-		ck[ty]++;
-		if (r == 1) {
-			h = ev_hash(h, &ev);
-			cpu.events++;
-		}
-	}
-	t_all = now_ns() - t_all;
-	cpu = (struct result){ cpu.events, h, hb.live_orders, hb.live_levels, hb.unknown_ref, hb.book_full, hb.messages };
+	struct book_size z = { orders, levels, maxloc + 1 };
+	bool gpu = cudaGetDevice(&dev) == cudaSuccess && cudaFree(0) == cudaSuccess;
+	struct run rb, rl;
+
+	run_book<struct itch_book>(msgs, z, gpu, &rb);
+	run_book<struct lean_book>(msgs, z, gpu, &rl);
+	if (gpu)
+		CK(cudaDeviceGetAttribute(&clk_khz, cudaDevAttrClockRate, dev));
 	/* The TSC's rate, against the clock (for ns). */
 	uint64_t w0 = now_ns(), r0 = __rdtsc();
 
@@ -294,84 +460,65 @@ main(int argc, char **argv)
 		;
 	double tsc_ghz = (double)(__rdtsc() - r0) / (double)(now_ns() - w0);
 
-	/* The GPU: one thread. */
-	struct itch_book *db;
-	struct itch_msg *dm;
-	struct itch_event *devs;
-	struct result *dres, gpu;
-	uint64_t *dcyc, *dcnt, gc[NTYPES], gk[NTYPES];
-	void *dmem;
-	int dev, clk_khz;
-
 	depths(msgs, orders, levels);
-	if (cudaGetDevice(&dev) != cudaSuccess || cudaFree(0) != cudaSuccess) {
-		printf("itch-apply: %u messages, %llu events; CPU %.1f ns a message; no GPU here (skipped)\n", n,
-				(unsigned long long)cpu.events, (double)t_all / (n ? n : 1));
-		return 77;
-	}
-	CK(cudaDeviceGetAttribute(&clk_khz, cudaDevAttrClockRate, dev));
-	CK(cudaMalloc(&dmem, bytes));
-	CK(cudaMalloc(&db, sizeof(*db)));
-	CK(cudaMalloc(&dm, sizeof(struct itch_msg) * (n ? n : 1)));
-	CK(cudaMalloc(&devs, sizeof(struct itch_event) * (cpu.events ? cpu.events : 1)));
-	CK(cudaMalloc(&dres, sizeof(*dres)));
-	CK(cudaMalloc(&dcyc, sizeof(gc)));
-	CK(cudaMalloc(&dcnt, sizeof(gk)));
-	CK(cudaMemcpy(dm, msgs.data(), sizeof(struct itch_msg) * n, cudaMemcpyHostToDevice));
-	book_init<<<1, 1>>>(db, dmem, orders, levels);
-	CK(cudaGetLastError());
-	CK(cudaDeviceSynchronize());
-	apply_gpu<<<1, 1>>>(db, dm, n, dcyc, dcnt, devs, dres);
-	CK(cudaGetLastError());
-	CK(cudaDeviceSynchronize());
-	CK(cudaMemcpy(&gpu, dres, sizeof(gpu), cudaMemcpyDeviceToHost));
-	CK(cudaMemcpy(gc, dcyc, sizeof(gc), cudaMemcpyDeviceToHost));
-	CK(cudaMemcpy(gk, dcnt, sizeof(gk), cudaMemcpyDeviceToHost));
-
 	printf("itch-apply: %u messages, %llu events, %llu live orders, %llu live levels at the end; "
-			"CPU %.1f ns a message (all, timed whole)\n", n, (unsigned long long)cpu.events,
-			(unsigned long long)cpu.live_orders, (unsigned long long)cpu.live_levels, (double)t_all / (n ? n : 1));
+			"CPU %.1f ns a message (all, timed whole)\n", n, (unsigned long long)rb.cpu.events,
+			(unsigned long long)rb.cpu.live_orders, (unsigned long long)rb.cpu.live_levels,
+			(double)rb.cpu_all_ns / (n ? n : 1));
 	printf("type, messages, GPU thread ns, GPU SM cycles, CPU core ns (each message timed alone; SM clock %.0f MHz "
 			"as the driver gives it, TSC %.2f GHz)\n", clk_khz / 1e3, tsc_ghz);
-	uint64_t gsum = 0, gn = 0, csum = 0;
+	print_run("", &rb, gpu, clk_khz / 1e6, tsc_ghz);
+	printf("lean book (lean_book.h, a prototype laid out for one GPU lane; at most %u levels a side): "
+			"CPU %.1f ns a message (all, timed whole)\n", LEAN_DEPTH, (double)rl.cpu_all_ns / (n ? n : 1));
+	print_run("lean ", &rl, gpu, clk_khz / 1e6, tsc_ghz);
+	/* The checks: each book the same on both; the lean one's events the product book's. */
+	int bad = 0;
 
-	for (int i = 0; i < NTYPES; i++) {
-		if (gk[i] == 0)
-			continue;
-		gsum += gc[i];
-		csum += cc[i];
-		gn += gk[i];
-		char name[8] = { TYPES[i], 0 };
+	if (rl.cpu.live_levels != 0) {
+		printf("itch-apply: lean book NOT VALID on this feed: %llu adds past its %u levels a side\n",
+				(unsigned long long)rl.cpu.live_levels, LEAN_DEPTH);
+	} else if (rl.cpu.events != rb.cpu.events || rl.cpu.hash != rb.cpu.hash || rl.cpu.live_orders != rb.cpu.live_orders ||
+			rl.cpu.unknown_ref != rb.cpu.unknown_ref) {
+		printf("itch-apply: the lean book DIFFERS from the product's: events %llu / %llu, hash %016llx / %016llx, "
+				"live orders %llu / %llu, unknown_ref %llu / %llu\n", (unsigned long long)rl.cpu.events,
+				(unsigned long long)rb.cpu.events, (unsigned long long)rl.cpu.hash, (unsigned long long)rb.cpu.hash,
+				(unsigned long long)rl.cpu.live_orders, (unsigned long long)rb.cpu.live_orders,
+				(unsigned long long)rl.cpu.unknown_ref, (unsigned long long)rb.cpu.unknown_ref);
+		bad = 1;
+	} else {
+		printf("itch-apply: the lean book gives the product book's events (their hash %016llx) and counts\n",
+				(unsigned long long)rb.cpu.hash);
+	}
+	if (!gpu) {
+		printf("itch-apply: no GPU here (the GPU runs skipped)\n");
+		return bad ? 1 : 77;
+	}
+	for (const struct run *r : { &rb, &rl }) {
+		const char *what = r == &rb ? "" : "lean book: ";
 
-		printf("%s, %llu, %.1f, %.0f, %.1f\n", i < NTYPES - 1 ? name : "other",
-				(unsigned long long)gk[i], (double)gc[i] / gk[i] / (clk_khz / 1e6), (double)gc[i] / gk[i],
-				(double)cc[i] / ck[i] / tsc_ghz);
+		if (memcmp(&r->cpu, &r->gpu, sizeof(r->cpu)) != 0) {
+			printf("itch-apply: %sGPU and CPU DIFFER: events %llu / %llu, hash %016llx / %016llx, live orders "
+					"%llu / %llu\n", what, (unsigned long long)r->gpu.events, (unsigned long long)r->cpu.events,
+					(unsigned long long)r->gpu.hash, (unsigned long long)r->cpu.hash,
+					(unsigned long long)r->gpu.live_orders, (unsigned long long)r->cpu.live_orders);
+			bad = 1;
+		} else {
+			printf("itch-apply: %sGPU and CPU agree (events, their hash %016llx, counts)\n", what,
+					(unsigned long long)r->cpu.hash);
+		}
 	}
-	printf("all, %llu, %.1f, %.0f, %.1f\n", (unsigned long long)gn, (double)gsum / gn / (clk_khz / 1e6),
-			(double)gsum / gn, (double)csum / gn / tsc_ghz);
-	if (memcmp(&cpu, &gpu, sizeof(cpu)) != 0) {
-		printf("itch-apply: GPU and CPU DIFFER: events %llu / %llu, hash %016llx / %016llx, live orders %llu / %llu\n",
-				(unsigned long long)gpu.events, (unsigned long long)cpu.events, (unsigned long long)gpu.hash,
-				(unsigned long long)cpu.hash, (unsigned long long)gpu.live_orders,
-				(unsigned long long)cpu.live_orders);
-		return 1;
-	}
-	printf("itch-apply: GPU and CPU agree (events, their hash %016llx, counts)\n", (unsigned long long)cpu.hash);
 	if (csv != NULL) {
-		std::vector<struct itch_event> e(gpu.events);
 		FILE *o = fopen(csv, "w");
 
-		CK(cudaMemcpy(e.data(), devs, sizeof(struct itch_event) * gpu.events, cudaMemcpyDeviceToHost));
 		if (o == NULL) {
 			perror(csv);
 			return 1;
 		}
-		for (const struct itch_event &x : e)
+		for (const struct itch_event &x : rb.events)
 			fprintf(o, "%llu,%u,%llu,%u,%llu,%u,%llu\n", (unsigned long long)x.seq, x.locate,
 					(unsigned long long)x.ts, x.bid_px, (unsigned long long)x.bid_shares, x.ask_px,
 					(unsigned long long)x.ask_shares);
 		fclose(o);
 	}
-	free(hmem);
-	return 0;
+	return bad;
 }
