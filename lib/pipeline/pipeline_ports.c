@@ -61,6 +61,71 @@ pl_prefill(struct gnio_pipeline *p, struct pl_gpu *pg)
 	return 0;
 }
 
+/*
+ * The offloads a port is asked for (pure: tests give it made-up device info).
+ *
+ * - Header/data split (mem.split_hdr): every packet comes as two segments, so
+ *   RX takes BUFFER_SPLIT and SCATTER (where offered: mlx5 expects it with
+ *   split segments), and TX must send chains: MULTI_SEGS, or the port is
+ *   refused. Without it a PMD may send a chain's first segment alone and free
+ *   only that (mlx5's single-segment path), the rest of the packet lost with
+ *   its mbuf.
+ * - MBUF_FAST_FREE, which dpdk-testpmd asks of every port that offers it, where
+ *   gnio can keep its promise: every mbuf sent on a pipeline TX queue is direct,
+ *   of one segment, of one pool, with one reference. That holds with one GPU's
+ *   pool (each GPU has its own, and a verdict may send a packet to a port of
+ *   another GPU), host or pinned memory (GPU memory's mbufs carry pinned
+ *   external buffers: not direct), no split (chains, and a second pool), and
+ *   not on the application's own TX queue (ports.app_txq: its mbufs are the
+ *   application's), which a port-wide offload would cover: there only where the
+ *   PMD offers it per queue.
+ */
+int
+pl_port_offloads(const struct pl_conf *c, uint16_t nb_gpu, uint16_t port,
+		const struct rte_eth_dev_info *di, struct pl_offloads *o, char *err, size_t err_len)
+{
+	const uint64_t ff = RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	int ret = 0;
+
+	*o = (struct pl_offloads){ 0 };
+	if (c->split_hdr != 0) {
+		if (!(di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT))
+			PL_FAIL(ENOTSUP, "port %u (%s): mem.split_hdr (--split) needs RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT, "
+					"which %s does not offer", port, pl_port_name(port),
+					di->driver_name);
+		if (!(di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+			PL_FAIL(ENOTSUP, "port %u (%s): mem.split_hdr (--split) makes packets of two segments, "
+					"and %s cannot send them (no RTE_ETH_TX_OFFLOAD_MULTI_SEGS)", port,
+					pl_port_name(port), di->driver_name);
+		o->rx = RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT | (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER);
+		o->tx = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+		return 0;
+	}
+	if (nb_gpu != 1 || c->mem == GNIO_MEM_GPU)
+		return 0;
+	if (c->app_txq == 0)
+		o->tx = di->tx_offload_capa & ff;
+	else
+		o->tx_gnio = di->tx_queue_offload_capa & ff;
+	return 0;
+fail:
+	return ret;
+}
+
+/* The names of TX offloads @p o into @p buf ("none" for 0). */
+static const char *
+pl_tx_offload_names(uint64_t o, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int b = 0; b < 64 && at < len; b++)
+		if (o & RTE_BIT64(b))
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "," : "",
+					rte_eth_dev_tx_offload_name(RTE_BIT64(b)));
+	return o != 0 ? buf : "none";
+}
+
 int
 pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, uint16_t nb_txq,
 		char *err, size_t err_len)
@@ -68,6 +133,7 @@ pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, ui
 	const struct pl_conf *c = &p->conf;
 	struct rte_eth_conf pc = { 0 };
 	struct rte_eth_dev_info di;
+	struct pl_offloads off;
 	uint16_t nb_rxd = c->nb_rxd, nb_txd = c->nb_txd;
 	int socket = rte_eth_dev_socket_id(port);
 	int ret;
@@ -87,12 +153,17 @@ pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, ui
 			pl_note(p, "port %u (%s): no RSS in this PMD; each queue gets what the PMD gives it",
 					port, pl_port_name(port));
 	}
-	if (c->split_hdr != 0) {
-		if (!(di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT))
-			PL_FAIL(ENOTSUP, "port %u (%s): mem.split_hdr (--split) needs RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT, "
-					"which %s does not offer", port, pl_port_name(port),
-					di.driver_name);
-		pc.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
+	ret = pl_port_offloads(c, p->nb_gpu, port, &di, &off, err, err_len);
+	if (ret != 0)
+		goto fail;
+	pc.rxmode.offloads = off.rx;
+	pc.txmode.offloads = off.tx;
+	{
+		char a[160], b[160];
+
+		PL_LOG(INFO, "port %u (%s): TX offloads %s, on gnio's queues %s", port, pl_port_name(port),
+				pl_tx_offload_names(off.tx, a, sizeof(a)),
+				pl_tx_offload_names(off.tx | off.tx_gnio, b, sizeof(b)));
 	}
 	ret = rte_eth_dev_configure(port, c->nb_rxq, nb_txq, &pc);
 	if (ret < 0)
@@ -108,7 +179,7 @@ pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, ui
 			seg[0].split.mp = gnio_mem_pool_mp(g->hdr_pool);
 			seg[0].split.length = c->split_hdr;
 			seg[1].split.mp = gnio_mem_pool_mp(g->pool);
-			rxc.offloads = RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
+			rxc.offloads = off.rx;
 			rxc.rx_seg = seg;
 			rxc.rx_nseg = 2;
 			ret = rte_eth_rx_queue_setup(port, q, nb_rxd, socket, &rxc, NULL);
@@ -121,7 +192,11 @@ pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, ui
 					rte_strerror(-ret));
 	}
 	for (uint16_t q = 0; q < nb_txq; q++) {
-		ret = rte_eth_tx_queue_setup(port, q, nb_txd, socket, NULL);
+		struct rte_eth_txconf txc = di.default_txconf;
+
+		/* The pipeline's queues come first; the application's (ports.app_txq) after them. */
+		txc.offloads = off.tx | (q < c->nb_txq ? off.tx_gnio : 0);
+		ret = rte_eth_tx_queue_setup(port, q, nb_txd, socket, &txc);
 		if (ret < 0)
 			PL_FAIL(-ret, "port %u (%s) TX queue %u: %s", port, pl_port_name(port), q,
 					rte_strerror(-ret));

@@ -243,6 +243,17 @@ int pl_place(struct gnio_pipeline *p, const unsigned int *workers, const int *so
 		unsigned int nb_workers, char *err, size_t err_len);
 
 /* Ports (pipeline_ports.c). */
+
+/* What a port is configured with (pl_port_offloads()). */
+struct rte_eth_dev_info;
+struct pl_offloads {
+	uint64_t rx;         /* rxmode.offloads */
+	uint64_t tx;         /* txmode.offloads: every TX queue of the port */
+	uint64_t tx_gnio;    /* on the pipeline's own TX queues too, not the application's */
+};
+
+int pl_port_offloads(const struct pl_conf *c, uint16_t nb_gpu, uint16_t port,
+		const struct rte_eth_dev_info *di, struct pl_offloads *o, char *err, size_t err_len);
 int pl_port_setup(struct gnio_pipeline *p, uint16_t port, const struct pl_gpu *g, uint16_t nb_txq,
 		char *err, size_t err_len);
 int pl_prefill(struct gnio_pipeline *p, struct pl_gpu *pg);

@@ -143,6 +143,62 @@ test_place(void)
 	}
 }
 
+/* ---- port offloads ---- */
+
+/*
+ * What a port is asked for, on made-up device info: fast free where gnio keeps its promise
+ * (one pool, direct single-segment mbufs, never the application's queue), multi-segment
+ * sending wherever header/data split makes chains, and a split port that cannot send
+ * chains refused.
+ */
+static void
+test_port_offloads(void)
+{
+	const uint64_t ff = RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE, ms = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	struct rte_eth_dev_info full = { .driver_name = "made_up",
+		.rx_offload_capa = RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT | RTE_ETH_RX_OFFLOAD_SCATTER,
+		.tx_offload_capa = ff | ms, .tx_queue_offload_capa = ff };
+	struct rte_eth_dev_info port_only = full, bare = { .driver_name = "bare" };
+	struct pl_conf c = { .mem = GNIO_MEM_PINNED };
+	struct pl_offloads o;
+	char err[256];
+
+	port_only.tx_queue_offload_capa = 0;
+	/* One GPU, pinned or host memory, no application queue: fast free on the whole port. */
+	CHECK(pl_port_offloads(&c, 1, 0, &full, &o, err, sizeof(err)) == 0);
+	CHECK(o.rx == 0 && o.tx == ff && o.tx_gnio == 0);
+	c.mem = GNIO_MEM_HOST;
+	CHECK(pl_port_offloads(&c, 1, 0, &full, &o, err, sizeof(err)) == 0 && o.tx == ff);
+	/* Not offered: nothing asked. */
+	CHECK(pl_port_offloads(&c, 1, 0, &bare, &o, err, sizeof(err)) == 0);
+	CHECK(o.rx == 0 && o.tx == 0 && o.tx_gnio == 0);
+	/* GPU memory: pinned external buffers, not direct mbufs. Two GPUs: two pools. */
+	c.mem = GNIO_MEM_GPU;
+	CHECK(pl_port_offloads(&c, 1, 0, &full, &o, err, sizeof(err)) == 0 && o.tx == 0 && o.tx_gnio == 0);
+	c.mem = GNIO_MEM_PINNED;
+	CHECK(pl_port_offloads(&c, 2, 0, &full, &o, err, sizeof(err)) == 0 && o.tx == 0 && o.tx_gnio == 0);
+	/* The application's own queue: fast free on gnio's queues alone, where the PMD offers it per queue. */
+	c.app_txq = 1;
+	CHECK(pl_port_offloads(&c, 1, 0, &full, &o, err, sizeof(err)) == 0 && o.tx == 0 && o.tx_gnio == ff);
+	CHECK(pl_port_offloads(&c, 1, 0, &port_only, &o, err, sizeof(err)) == 0 && o.tx == 0 && o.tx_gnio == 0);
+	c.app_txq = 0;
+	/* Header/data split: chains; scatter and multi-segment sending, never fast free. */
+	c.split_hdr = 64;
+	CHECK(pl_port_offloads(&c, 1, 0, &full, &o, err, sizeof(err)) == 0);
+	CHECK(o.rx == (RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT | RTE_ETH_RX_OFFLOAD_SCATTER) && o.tx == ms && o.tx_gnio == 0);
+	port_only.rx_offload_capa = RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
+	CHECK(pl_port_offloads(&c, 1, 0, &port_only, &o, err, sizeof(err)) == 0);
+	CHECK(o.rx == RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT && o.tx == ms);
+	/* A split port that cannot send chains, or cannot split: refused, saying which. */
+	port_only.tx_offload_capa = ff;
+	err[0] = '\0';
+	CHECK(pl_port_offloads(&c, 1, 0, &port_only, &o, err, sizeof(err)) == -ENOTSUP);
+	CHECK(strstr(err, "RTE_ETH_TX_OFFLOAD_MULTI_SEGS") != NULL && strstr(err, "made_up") != NULL);
+	err[0] = '\0';
+	CHECK(pl_port_offloads(&c, 1, 0, &bare, &o, err, sizeof(err)) == -ENOTSUP);
+	CHECK(strstr(err, "RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT") != NULL);
+}
+
 /* ---- histogram ---- */
 
 static void
@@ -404,6 +460,7 @@ main(int argc, char **argv)
 	(void)argc;
 	gnio_test_eal_init(argv[0], "0-1", 4, extra);
 	test_place();
+	test_port_offloads();
 	test_hist();
 	test_names();
 	test_ahead();
