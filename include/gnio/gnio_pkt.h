@@ -341,6 +341,40 @@ gnio_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word)
 	return (uint16_t)~sum;
 }
 
+/** What gnio_ipv4_udp_csum_check() found. */
+enum gnio_csum_check {
+	GNIO_CSUM_GOOD = 0,    /**< both sums hold (or the sender gave no UDP checksum) */
+	GNIO_CSUM_BAD_IP = 1,  /**< the IPv4 header checksum does not */
+	GNIO_CSUM_BAD_UDP = 2, /**< the UDP checksum (non-zero) does not */
+};
+
+/**
+ * Verify a UDP/IPv4 datagram's checksums, all of its bytes in one buffer: the
+ * IPv4 header checksum, then, where the sender gave one (the field not 0,
+ * RFC 768), the UDP checksum over the pseudo-header, the UDP header and the
+ * payload. The caller has checked the lengths: @p ihl and @p udp_len bytes are
+ * readable at @p ip and at @p ip + @p ihl. Sequential (one thread).
+ * @param ip the IPv4 header
+ * @param ihl its length in bytes (20..60)
+ * @param udp_len the UDP datagram's bytes (its length field), at least 8
+ * @return an enum gnio_csum_check
+ */
+GNIO_HD static inline int
+gnio_ipv4_udp_csum_check(const uint8_t *ip, uint32_t ihl, uint32_t udp_len)
+{
+	const uint8_t *udp = ip + ihl;
+	uint32_t sum;
+
+	if (gnio_csum_fold32(gnio_csum_add(ip, ihl, 0)) != 0xffffu)
+		return GNIO_CSUM_BAD_IP;
+	if (gnio_ld_be16(udp + 6) == 0)
+		return GNIO_CSUM_GOOD;
+	/* The pseudo-header: addresses, protocol, UDP length. */
+	sum = gnio_csum_add(ip + 12, 8, GNIO_IPPROTO_UDP + udp_len);
+	return gnio_csum_fold32(gnio_csum_add(udp, udp_len, sum)) == 0xffffu ? GNIO_CSUM_GOOD :
+			GNIO_CSUM_BAD_UDP;
+}
+
 #ifdef __cplusplus
 }
 #endif
