@@ -12,7 +12,8 @@ specification gives its type, and every type there; --store holds every message,
 of the packets left out; gaps, duplicates, reordering, heartbeats and the end of session as
 asked; a NASDAQ binary ITCH file converted gives the same book and BBO events; the reference
 book is never crossed, its levels add up to its orders, and the last BBO event of each stock
-is its final top of book; bad options exit 2 with one line."""
+is its final top of book; bad options (out of their bounds, outputs that cannot be opened) exit 2
+with one line, an output that cannot be written 1 with one line; --help."""
 import json
 import os
 import struct
@@ -218,11 +219,24 @@ def main():
                  "lane" % (" ".join(small), book12.get("book_full")))
     malformed(d, ck)
     malformed(d, ck, "--batch")
-    # Bad input.
-    for args in (["--messages", "0"], ["--from-itch", "/nonexistent"], ["--depth", "0"]):
+    # Bad input: one line each, no traceback (stock locates are 16 bits; a packet holds at least
+    # the longest message; an output that cannot be opened is refused before any work).
+    for args in (["--messages", "0"], ["--from-itch", "/nonexistent"], ["--depth", "0"], ["--messages", "x"],
+                 ["--stocks", "70000"], ["--max-payload", "10"], ["--max-payload", "71"], ["--max-payload", "70000"],
+                 ["--max-per-packet", "65535"], ["--udp-port", "70000"], ["--src-ip", "1.2.3"], ["--skew", "nan"],
+                 ["--skew", "1000"], ["--gap-every", "-1"], ["--pcap", "/nonexistent/f.pcap"],
+                 ["--book-json", "/nonexistent/b.json"], ["--bogus"]):
         r, _ = gen(d, "bad", *args)
-        ck.check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, "%s: exit 2, one line: %r"
-                 % (" ".join(args), r.stderr))
+        ck.check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr,
+                 "%s: exit 2, one line: %r" % (" ".join(args), r.stderr))
+    # An output that cannot be written (a full device): exit 1, one line naming it.
+    r, _ = gen(d, "full", "--messages", "100", "--stocks", "5", "--pcap", "/dev/full")
+    ck.check(r.returncode == 1 and r.stderr.strip().splitlines() == ["gnio-itchgen: --pcap=/dev/full: No space left "
+                                                                     "on device"], "--pcap=/dev/full: exit 1, one "
+             "line: %r" % r.stderr)
+    r = subprocess.run([sys.executable, GEN, "--help"], capture_output=True, text=True, timeout=60)
+    ck.check(r.returncode == 0 and "--max-payload" in r.stdout and "--book-json" in r.stdout, "--help: exit 0, "
+             "the options")
     with open(os.path.join(d, "junk.itch"), "wb") as f:
         f.write(struct.pack(">H", 5) + b"Zjunk")
     r, _ = gen(d, "bad", "--from-itch", os.path.join(d, "junk.itch"))
