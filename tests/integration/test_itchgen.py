@@ -13,9 +13,12 @@ of the packets left out; gaps, duplicates, reordering, heartbeats and the end of
 asked; a NASDAQ binary ITCH file converted gives the same book and BBO events; the reference
 book is never crossed, its levels add up to its orders, and the last BBO event of each stock
 is its final top of book; bad options (out of their bounds, outputs that cannot be opened) exit 2
-with one line, an output that cannot be written 1 with one line; --help."""
+with one line, an output that cannot be written 1 with one line; --help; 65,535 stocks with
+--book-json in linear time."""
 import json
 import os
+import re
+import resource
 import struct
 import subprocess
 import sys
@@ -112,6 +115,33 @@ def malformed(d, ck, *args):
              "two lengths beyond the packet, a cut header)")
     ck.check(bbo.count("\n") == 2 and book.get("stocks", [{}])[0].get("orders") == 0,
              "the good add and delete applied around them: %r" % bbo)
+
+
+def big(d, ck):
+    """Every stock locate there is (65,535) with --book-json, in linear time: at most 40 s of CPU
+    (the limit is set on the generator; scanning every live order for each stock, as the book's
+    order counts once did, takes over 15 minutes of it); the book has every stock, its levels
+    adding up to its orders, and the orders to the live orders the generator counts."""
+    path = os.path.join(d, "big.json")
+    cmd = [sys.executable, GEN, "--stocks", "65535", "--messages", "100000", "--depth", "100000",
+           "--pcap", os.path.join(d, "big.pcap"), "--book-json", path]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=280,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (40, 40)))
+    except subprocess.TimeoutExpired:
+        ck.check(False, "65,535 stocks with --book-json: done within 280 s")
+        return
+    print(r.stdout.strip())
+    ck.check(r.returncode == 0, "65,535 stocks with --book-json: done in 40 s of CPU (%d: %s)" %
+             (r.returncode, r.stderr.strip()[-200:]))
+    if r.returncode != 0:
+        return
+    book = json.load(open(path))
+    live = int(re.search(r"(\d+) live orders", r.stdout).group(1))
+    ck.check(len(book["stocks"]) == 65535 and
+             all(sum(l[2] for l in s["bids"] + s["asks"]) == s["orders"] for s in book["stocks"]) and
+             sum(s["orders"] for s in book["stocks"]) == live,
+             "65,535 stocks in the book, their levels adding up to their orders, %d live orders" % live)
 
 
 def main():
@@ -237,6 +267,7 @@ def main():
     r = subprocess.run([sys.executable, GEN, "--help"], capture_output=True, text=True, timeout=60)
     ck.check(r.returncode == 0 and "--max-payload" in r.stdout and "--book-json" in r.stdout, "--help: exit 0, "
              "the options")
+    big(d, ck)
     with open(os.path.join(d, "junk.itch"), "wb") as f:
         f.write(struct.pack(">H", 5) + b"Zjunk")
     r, _ = gen(d, "bad", "--from-itch", os.path.join(d, "junk.itch"))
