@@ -230,24 +230,34 @@ infer_swap(uint8_t *a, uint8_t *b, uint32_t n)
 
 /*
  * Is @p pk a UDP/IPv4 datagram (a first fragment or whole) to @p st->udp_port?
- * 0, with where its IPv4 header is (@p l3) and how long (@p ihl); else a drop
- * as not handled.
+ * 0, with where its IPv4 header is (@p l3) and how long (@p ihl); else its
+ * drop. Not handled: not IPv4, not UDP, a later fragment, another port.
+ * Malformed: an IPv4 header cut short; UDP whose port cannot be found (a
+ * version other than 4, IHL below 5, the ports past the first segment); UDP
+ * to the port whose UDP header is cut short or whose IPv4 total length is
+ * below its headers or runs past the frame.
  */
 GNIO_HD static inline uint16_t
 infer_udp_to(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out, uint32_t *ihl_out)
 {
 	const uint8_t *p = pk->data;
 	uint16_t et = 0;
-	uint32_t l3 = gnio_pkt_l3(p, pk->len, &et), ihl;
+	uint32_t l3 = gnio_pkt_l3(p, pk->len, &et), ihl, tot;
 
 	if (l3 == 0 || et != GNIO_ETH_IPV4)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
-	ihl = gnio_ipv4_hlen(p, pk->len, pk->pkt_len, l3);
-	if (ihl == 0 || p[l3 + 9] != GNIO_IPPROTO_UDP || gnio_ipv4_is_later_fragment(p + l3) ||
-			pk->len < l3 + ihl + 8)
+	if (pk->len < l3 + 20)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	if (p[l3 + 9] != GNIO_IPPROTO_UDP || gnio_ipv4_is_later_fragment(p + l3))
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	ihl = (p[l3] & 0xfu) * 4u;
+	if ((p[l3] >> 4) != 4 || ihl < 20 || pk->len < l3 + ihl + 4)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	if (st->udp_port != 0 && gnio_ld_be16(p + l3 + ihl + 2) != st->udp_port)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
+	tot = gnio_ld_be16(p + l3 + 2);
+	if (pk->len < l3 + ihl + 8 || tot < ihl + 8 || l3 + tot > pk->pkt_len)
+		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	*l3_out = l3;
 	*ihl_out = ihl;
 	return 0;
@@ -281,8 +291,9 @@ infer_px_fetch(const uint8_t *src, uint8_t dst[INFER_IN])
 
 /*
  * Is @p pk a request on @p st->udp_port? 0, with where its IPv4 header is (@p l3)
- * and how long (@p ihl), and its pixels in @p px; else its verdict: a
- * malformed request dropped as such, anything else dropped as not handled.
+ * and how long (@p ihl), and its pixels in @p px; else its verdict
+ * (infer_udp_to()'s, or a request whose lengths or pixels are wrong dropped
+ * as malformed).
  */
 GNIO_HD static inline uint16_t
 infer_request_px(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out,

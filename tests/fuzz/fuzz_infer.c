@@ -4,11 +4,12 @@
  * infer_mlp.h; clang, ASan and UBSan). Input: one frame, copied into a buffer of
  * exactly its length (so a read or a write past it is caught), handed to
  * infer_on_packet() with a fixed model. Checks, beyond "no crash": a frame is
- * answered only when it is a well-formed request (IPv4, UDP to the port, 68
- * bytes of payload by both lengths, pixels 0-16); an answer has the request's
- * addresses and ports swapped, its id, the IPv4 and UDP lengths of the answer,
- * both checksums right, the class the model gives; a frame not answered is
- * left as it was.
+ * answered only when it is a well-formed request (IPv4, IHL 5 or more, UDP to
+ * the port, 68 bytes of payload by both lengths, pixels 0-16); an answer has
+ * the request's addresses and ports swapped, its id, the IPv4 and UDP lengths
+ * of the answer, both checksums right, the class the model gives; a frame not
+ * answered is left as it was, and UDP/IPv4 whose IHL is below 5, or to the
+ * port with a total length past the frame, is dropped as malformed.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -55,7 +56,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pk.tx_port = 4;
 	v = infer_on_packet(&st, &pk);
 	if (gnio_verdict_is_drop(v)) {
+		uint16_t et = 0;
+		uint32_t l3 = gnio_pkt_l3(was, (uint32_t)size, &et), ihl;
+
 		must(memcmp(p, was, size) == 0);
+		/* UDP/IPv4 (a first fragment or whole), its header's first 20 bytes there. */
+		if (l3 != 0 && et == GNIO_ETH_IPV4 && size >= l3 + 20 && was[l3 + 9] == GNIO_IPPROTO_UDP &&
+				!gnio_ipv4_is_later_fragment(was + l3)) {
+			ihl = (was[l3] & 0xfu) * 4u;
+			if ((was[l3] >> 4) != 4 || ihl < 20)
+				must(v == gnio_verdict_drop(GNIO_DROP_MALFORMED));
+			else if (size >= l3 + ihl + 8 && gnio_ld_be16(was + l3 + ihl + 2) == 5005 &&
+					l3 + gnio_ld_be16(was + l3 + 2) > size)
+				must(v == gnio_verdict_drop(GNIO_DROP_MALFORMED));
+		}
 	} else {
 		uint16_t et = 0;
 		uint32_t l3 = gnio_pkt_l3(was, (uint32_t)size, &et), ihl = (was[l3] & 0xfu) * 4u, cls;
@@ -66,7 +80,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(et == GNIO_ETH_IPV4 && was[l3 + 9] == GNIO_IPPROTO_UDP);
 		must(gnio_ld_be16(ru + 2) == 5005 && gnio_ld_be16(ru + 4) == 8 + INFER_REQ_LEN);
 		must(gnio_ld_be16(was + l3 + 2) == ihl + 8 + INFER_REQ_LEN);
-		must(size >= l3 + ihl + 8 + INFER_REQ_LEN);
+		must(size >= l3 + ihl + 8 + INFER_REQ_LEN && (was[l3] >> 4) == 4 && ihl >= 20);
 		for (uint32_t i = 0; i < INFER_IN; i++)
 			must(ru[12 + i] <= 16);
 		must(memcmp(p, was + 6, 6) == 0 && memcmp(p + 6, was, 6) == 0);
