@@ -323,9 +323,9 @@ main(int argc, char **argv)
 	gnio_pipeline_latency(p, &h);
 	gnio_pipeline_check(p, &chk);
 	printf(APP ": %" PRIu64 " answered, %" PRIu64 " malformed requests, %" PRIu64
-			" not requests, %" PRIu64 " dropped with the queue full\n", chk.total.tx,
-			gs.total.drops[GNIO_DROP_MALFORMED], gs.total.drops[GNIO_DROP_NOT_HANDLED],
-			gs.total.drops[GNIO_DROP_RING_FULL]);
+			" with bad checksums, %" PRIu64 " not requests, %" PRIu64 " dropped with the queue full\n",
+			chk.total.tx, gs.total.drops[GNIO_DROP_MALFORMED], gs.total.drops[GNIO_DROP_BAD_CSUM],
+			gs.total.drops[GNIO_DROP_NOT_HANDLED], gs.total.drops[GNIO_DROP_RING_FULL]);
 	printf(APP ": %.3f M packets/s received over the run's %.3f s\n", (double)chk.total.rx /
 			((double)(t1 - t0) / (double)rte_get_timer_hz()) / 1e6,
 			(double)(t1 - t0) / (double)rte_get_timer_hz());

@@ -10,7 +10,9 @@
  * UDP payload u32 request_id | u8 class | 3 bytes 0 | 10 x f32 scores
  * (little-endian), IPv4 and UDP lengths and checksums for it; the frame keeps
  * its length (what follows the IPv4 packet is padding). A request whose
- * payload is not 68 bytes, or a pixel above 16, is dropped as malformed.
+ * payload is not 68 bytes, or a pixel above 16, is dropped as malformed; one
+ * whose IPv4 header checksum, or UDP checksum where given, is wrong as a bad
+ * checksum.
  *
  * Every multiply-add is an explicit fmaf(), in one order, so the CPU and the
  * GPU give the same scores to the bit.
@@ -292,8 +294,9 @@ infer_px_fetch(const uint8_t *src, uint8_t dst[INFER_IN])
 /*
  * Is @p pk a request on @p st->udp_port? 0, with where its IPv4 header is (@p l3)
  * and how long (@p ihl), and its pixels in @p px; else its verdict
- * (infer_udp_to()'s, or a request whose lengths or pixels are wrong dropped
- * as malformed).
+ * (infer_udp_to()'s, then in this order): lengths that do not make a request
+ * dropped as malformed; a wrong IPv4 header checksum, or a UDP checksum
+ * given (not 0) and wrong, as a bad checksum; a pixel above 16 as malformed.
  */
 GNIO_HD static inline uint16_t
 infer_request_px(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *l3_out,
@@ -310,6 +313,8 @@ infer_request_px(const struct infer_state *st, const struct gnio_pkt *pk, uint32
 	if (gnio_ld_be16(u + 4) != 8 + INFER_REQ_LEN || gnio_ld_be16(p + l3 + 2) != ihl + 8 + INFER_REQ_LEN ||
 			pk->len < l3 + ihl + 8 + INFER_REQ_LEN)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
+	if (gnio_ipv4_udp_csum_check(p + l3, ihl, 8 + INFER_REQ_LEN) != GNIO_CSUM_GOOD)
+		return gnio_verdict_drop(GNIO_DROP_BAD_CSUM);
 	infer_px_fetch(u + 12, px);
 	for (uint32_t i = 0; i < INFER_IN; i++)
 		over |= px[i] > 16;

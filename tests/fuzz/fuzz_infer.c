@@ -5,11 +5,14 @@
  * exactly its length (so a read or a write past it is caught), handed to
  * infer_on_packet() with a fixed model. Checks, beyond "no crash": a frame is
  * answered only when it is a well-formed request (IPv4, IHL 5 or more, UDP to
- * the port, 68 bytes of payload by both lengths, pixels 0-16); an answer has
- * the request's addresses and ports swapped, its id, the IPv4 and UDP lengths
- * of the answer, both checksums right, the class the model gives; a frame not
- * answered is left as it was, and UDP/IPv4 whose IHL is below 5, or to the
- * port with a total length past the frame, is dropped as malformed.
+ * the port, 68 bytes of payload by both lengths, the IPv4 header checksum
+ * right and the UDP checksum right or 0, pixels 0-16); an answer has the
+ * request's addresses and ports swapped, its id, the IPv4 and UDP lengths of
+ * the answer, both checksums right, the class the model gives; a frame not
+ * answered is left as it was, and its reason is the one it has: UDP/IPv4
+ * whose IHL is below 5, or to the port with a total length past the frame,
+ * is malformed; a bad checksum is a frame of a request's lengths whose sums
+ * do not hold.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -70,6 +73,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					l3 + gnio_ld_be16(was + l3 + 2) > size)
 				must(v == gnio_verdict_drop(GNIO_DROP_MALFORMED));
 		}
+		if (v == gnio_verdict_drop(GNIO_DROP_BAD_CSUM)) {
+			/* A request's lengths, its sums not holding. */
+			must(l3 != 0 && size >= l3 + 20);
+			ihl = (was[l3] & 0xfu) * 4u;
+			must(ihl >= 20 && size >= l3 + ihl + 8 + INFER_REQ_LEN);
+			must(gnio_ld_be16(was + l3 + ihl + 2) == 5005 &&
+					gnio_ld_be16(was + l3 + ihl + 4) == 8 + INFER_REQ_LEN &&
+					gnio_ld_be16(was + l3 + 2) == ihl + 8 + INFER_REQ_LEN);
+			must(gnio_ipv4_udp_csum_check(was + l3, ihl, 8 + INFER_REQ_LEN) != GNIO_CSUM_GOOD);
+		}
 	} else {
 		uint16_t et = 0;
 		uint32_t l3 = gnio_pkt_l3(was, (uint32_t)size, &et), ihl = (was[l3] & 0xfu) * 4u, cls;
@@ -81,6 +94,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(gnio_ld_be16(ru + 2) == 5005 && gnio_ld_be16(ru + 4) == 8 + INFER_REQ_LEN);
 		must(gnio_ld_be16(was + l3 + 2) == ihl + 8 + INFER_REQ_LEN);
 		must(size >= l3 + ihl + 8 + INFER_REQ_LEN && (was[l3] >> 4) == 4 && ihl >= 20);
+		must(gnio_ipv4_udp_csum_check(was + l3, ihl, 8 + INFER_REQ_LEN) == GNIO_CSUM_GOOD);
 		for (uint32_t i = 0; i < INFER_IN; i++)
 			must(ru[12 + i] <= 16);
 		must(memcmp(p, was + 6, 6) == 0 && memcmp(p + 6, was, 6) == 0);

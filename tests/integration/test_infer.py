@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """gnio-infer through net_pcap: every well-formed request of the digits test set (three times
-over, with malformed requests and other packets among them, and one with IPv4 options: the
-handlers' general path) answered exactly once, in order,
+over, with malformed requests and other packets among them, one with IPv4 options: the
+handlers' general path, and one with no UDP checksum) answered exactly once, in order,
 turned around with correct lengths and checksums, with the class the model gives and its scores
 (gnio-infer-client check); the others dropped and counted under their reasons: malformed (IHL 4
-and an IPv4 total length past the frame among them), not requests; conservation and pools.
-Batch mode (rows of DLPack tensors): batches close at B rows, and at T us when the
+and an IPv4 total length past the frame among them), bad checksums (IPv4 header, UDP), not
+requests; conservation and pools. Batch mode (rows of DLPack tensors): batches close at B rows,
+and at T us when the
 requests come slower, every batch given back, the per-packet mode's answers frame for frame;
 a batch consumer slower than the traffic fills the ring, and its drops are counted. The Python
 example (examples/python/infer_dlpack.py: the batches in PyTorch, or NumPy where torch is missing)
@@ -40,13 +41,13 @@ CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
 MODEL = os.path.join(SRC, "apps", "gnio-infer", "digits-mlp.bin")
 CL = SourceFileLoader("gnio_infer_client", CLIENT).load_module()
 REPEAT = 3
-# The requests gnio-infer-client --bad writes that are answered: each test image REPEAT times, and
-# one with IPv4 options (the handlers' general path); the frames.
-ANSWERED = 359 * REPEAT + 1
-FRAMES = 359 * REPEAT + 8
+# The requests gnio-infer-client --bad writes that are answered: each test image REPEAT times, one
+# with IPv4 options (the handlers' general path) and one with no UDP checksum; the frames.
+ANSWERED = 359 * REPEAT + 2
+FRAMES = 359 * REPEAT + 11
 # How gnio-infer counts the others: short, long, a pixel of 17, IHL 4, the IPv4 total length past
-# the frame; another port, not IPv4.
-COUNTS = "%d answered, 5 malformed requests, 2 not requests, 0 dropped" % ANSWERED
+# the frame; a wrong IPv4 header checksum, a wrong UDP checksum; another port, not IPv4.
+COUNTS = "%d answered, 5 malformed requests, 2 with bad checksums, 2 not requests, 0 dropped" % ANSWERED
 
 
 def infer(d, name, req, *args, wrap=True, lcores=("-l", "0-1")):
@@ -84,7 +85,13 @@ def python_example(ck, d, req, n, consumer):
     """The Python example: the same batches as DLPack tensors in PyTorch where it is installed, else
     NumPy (numpy.from_dlpack), through ctypes; every request answered right, every tensor given back.
     On cuda-batch the tensors are GPU memory and PyTorch runs the model on the GPU (skipped, said,
-    where there is no torch)."""
+    where there is no torch). The example's own request parser checks no checksum: it is given
+    the requests without the two whose checksums are wrong."""
+    frames = [fr for fr in CL.read_pcap(req) if CL.is_request(fr, 5005) or not CL.is_request(
+        CL.patched(fr, 24, b"\0\0", ip_csum=True)[:40] + b"\0\0" + fr[42:], 5005)]
+    n -= len(CL.read_pcap(req)) - len(frames)
+    req = os.path.join(d, "python-requests.pcap")
+    CL.write_pcap(req, frames)
     libgnio = find_libgnio()
     if "libasan" in subprocess.run(["ldd", libgnio], capture_output=True, text=True).stdout:
         print("python example not run: libgnio is a sanitizer build (Python cannot load it)")
@@ -161,9 +168,9 @@ def batch_modes(ck, d, req, n, consumers):
             r, out = infer(d, "slow", req, "--mode", "batch", "--batch-rows", "8", "--slow-consumer-us", "2000",
                            "--max-packets", str(n), lcores=("--lcores", "0@0,1@0,2@1"))
             print(r.stdout.strip())
-            m = re.search(r"(\d+) answered, (\d+) malformed requests, (\d+) not requests, (\d+) dropped with the "
-                          r"queue full", r.stdout)
-            ck.check(r.returncode == 0 and m is not None and int(m.group(4)) > 0 and
+            m = re.search(r"(\d+) answered, (\d+) malformed requests, (\d+) with bad checksums, (\d+) not "
+                          r"requests, (\d+) dropped with the queue full", r.stdout)
+            ck.check(r.returncode == 0 and m is not None and int(m.group(5)) > 0 and
                      "conserved; pools full" in r.stdout,
                      "slow consumer: ring-full drops counted, conservation (%s)" % (m.group(0) if m else
                                                                                     r.stdout[-200:]))
@@ -189,7 +196,8 @@ def records(ck, d, cons):
     ck.check(r.returncode == 0 and m is not None and m.group(1) == want[0] and m.group(3) == want[1] and
              int(m.group(2)) == 1472 * int(want[0]), "%s records: every record, every byte (%s; want %s)" %
              (cons, m.group(0) if m else r.stdout[-200:] + r.stderr[-200:], want))
-    ck.check("0 answered, 1 malformed requests, 1 not requests" in r.stdout and "conserved; pools full" in r.stdout,
+    ck.check("0 answered, 1 malformed requests, 0 with bad checksums, 1 not requests" in r.stdout and
+             "conserved; pools full" in r.stdout,
              "%s records: consumed, the others dropped and counted, conservation" % cons)
 
 def wire(ck, cons, ports, lcores):
@@ -276,8 +284,8 @@ def main():
                            capture_output=True, text=True, timeout=120)
         print(c.stdout.strip())
         ck.check(c.returncode == 0, "%s: every request answered once, right (%s)" % (cons, c.stdout.strip()[-300:]))
-        ck.check(COUNTS in r.stdout, "%s: malformed requests and other packets dropped and counted by reason "
-                 "(%s)" % (cons, COUNTS))
+        ck.check(COUNTS in r.stdout, "%s: malformed requests, bad checksums and other packets dropped and "
+                 "counted by reason (%s)" % (cons, COUNTS))
         ck.check("conserved; pools full" in r.stdout, "%s: conservation, pools full" % cons)
         answers[cons] = CL.read_pcap(out)    # the frames (a pcap record header holds a time)
     for cons in answers:
