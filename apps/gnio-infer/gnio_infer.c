@@ -24,10 +24,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -55,15 +57,51 @@ struct opts {
 #define app_fail(fmt, arg) gnio_app_fail(APP, fmt, arg)
 #define num(opt, v, lo, hi) gnio_app_number(APP, opt, v, lo, hi)
 
+/*
+ * Where the data file @p file (the model, the test split) is when no option
+ * names it: in the directory $GNIO_INFER_DATA alone when that is set; else
+ * beside this binary (the build tree), in the datadir as seen from the
+ * binary's directory (an install moved, or staged with --destdir), in the
+ * prefix's datadir, the first that holds it. Its path in @p buf, or exit 2
+ * with one line saying where it looked.
+ */
 static const char *
-installed(const char *path, const char *src)
+infer_data(const char *file, const char *opt, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "rb");
+	const char *env = getenv("GNIO_INFER_DATA"), *rel = GNIO_INFER_DATA_REL;
+	char exe[PATH_MAX], dirs[3][PATH_MAX], tried[3 * PATH_MAX + 64] = "";
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	unsigned int nd = 0;
 
-	if (f == NULL)
-		return src;
-	fclose(f);
-	return path;
+	if (env != NULL && env[0] == '\0')
+		env = NULL;
+	if (env != NULL) {
+		snprintf(dirs[nd++], sizeof(dirs[0]), "%s", env);
+	} else {
+		if (n > 0) {
+			exe[n] = '\0';
+			*strrchr(exe, '/') = '\0';
+			snprintf(dirs[nd++], sizeof(dirs[0]), "%s", exe);
+			if (rel[0] != '\0')
+				snprintf(dirs[nd++], sizeof(dirs[0]), "%s/%s", exe, rel);
+		}
+		snprintf(dirs[nd++], sizeof(dirs[0]), "%s", GNIO_INFER_DATADIR);
+	}
+	for (unsigned int i = 0; i < nd; i++) {
+		FILE *f;
+
+		snprintf(buf, len, "%s/%s", dirs[i], file);
+		f = fopen(buf, "rb");
+		if (f != NULL) {
+			fclose(f);
+			return buf;
+		}
+		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s", i ? ", " : "", dirs[i]);
+	}
+	snprintf(buf, len, "no %s in %s%s (give %s FILE%s)", file, env != NULL ? "$GNIO_INFER_DATA=" : "",
+			tried, opt, env != NULL ? "" : " or set GNIO_INFER_DATA to its directory");
+	app_fail("%s", buf);
+	return NULL;
 }
 
 static void
@@ -84,6 +122,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static char model_path[PATH_MAX + 64], testset_path[PATH_MAX + 64];
 	int c;
 
 	*o = (struct opts){ .consumer = "host", .udp_port = 5005, .mode = "packet", .batch_rows = 64,
@@ -161,11 +200,11 @@ parse(int argc, char **argv, struct opts *o)
 		app_fail("--mode=%s: the wire (--wire) writes requests: per packet only", o->mode);
 	if (o->wire == 0 && (o->wire_ports != 0 || o->testset != NULL))
 		app_fail("%s", "--wire-ports and --testset go with --wire");
-	/* The installed files, else the ones beside the sources this was built from. */
+	/* The data files where no option names them (the test split for the wire alone). */
 	if (o->model == NULL)
-		o->model = installed(GNIO_INFER_MODEL, GNIO_INFER_MODEL_SRC);
-	if (o->testset == NULL)
-		o->testset = installed(GNIO_INFER_TESTSET, GNIO_INFER_TESTSET_SRC);
+		o->model = infer_data("digits-mlp.bin", "--model", model_path, sizeof(model_path));
+	if (o->testset == NULL && o->wire != 0)
+		o->testset = infer_data("digits-test.bin", "--testset", testset_path, sizeof(testset_path));
 }
 
 int

@@ -16,7 +16,9 @@ records in batches: the sum of their bytes is the generator's. The software wire
 ports whose requests lcores of gnio-infer write and whose answers they check) answers every
 request with the CPU model's class, nothing unaccounted for; dpdk-dumpcap captures that port's
 requests and answers meanwhile (gnio_pdump_init()) and the run ends as without it.
-Bad options and model files exit 2 with one line.
+Bad options and model files exit 2 with one line. The data files where no option names them:
+an install (meson install --destdir) run from where it was put finds its own model, and a binary
+with none beside it nor where GNIO_INFER_DATA says exits 2 with one line naming where it looked.
 
 --gpu (GPU suite; exits 77 without a CUDA GPU): the same on every CUDA consumer, and each
 consumer's answers equal the host consumer's byte for byte; the batch modes, records and the Python
@@ -24,6 +26,7 @@ example (PyTorch) on cuda-batch (kDLCUDA tensors, cuBLAS), classes equal to the 
 before gnio-infer (compute-sanitizer).
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -253,6 +256,72 @@ def capture(ck, d):
              "the wire with a capture: exit %d, every request accounted for, conservation" % proc.returncode)
 
 
+def data_files(ck, d, req):
+    """Where the model is when no --model names it. The build tree's binary: the copy beside it.
+    An install staged with meson install --destdir, run from there: its own datadir's, seen
+    from the binary (not the prefix's, not the sources'); the requests answered right. That
+    binary moved where no data is: exit 2, one line naming where it looked (unless the prefix's
+    datadir holds a model: then that one); GNIO_INFER_DATA naming a folder without the test
+    split (--wire): exit 2, one line naming it."""
+    def run(binary, name, *args, env=None):
+        out = os.path.join(d, name + "-answers.pcap")
+        cmd = [binary, "-l", "0-1"] + eal_mem() + os.environ.get("GNIO_EAL_EXTRA", "").split() + \
+            ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out), "--", "--duration", "60", "--max-packets",
+             str(FRAMES)] + list(args)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=dict(os.environ, **(env or {})))
+        m = re.search(r"model (\S+), consumer", r.stdout)
+        return r, out, m.group(1) if m else None
+
+    def answered(r, out, name):
+        c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out],
+                           capture_output=True, text=True, timeout=120) if r.returncode == 0 else None
+        ck.check(c is not None and c.returncode == 0, "%s: every request answered once, right (%s)" %
+                 (name, c.stdout.strip()[-200:] if c else r.stderr.strip()[-300:]))
+
+    env = {"GNIO_INFER_DATA": ""}
+    r, out, model = run(INFER, "build-tree", env=env)
+    ck.check(r.returncode == 0 and model == os.path.join(BUILD, "apps", "gnio-infer", "digits-mlp.bin"),
+             "the build tree's gnio-infer: the model beside it (%d: %s%s)" % (r.returncode, model, r.stderr.strip()))
+    dest = os.path.join(d, "dest")
+    i = subprocess.run(["meson", "install", "-C", BUILD, "--destdir", dest, "--no-rebuild", "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    ck.check(i.returncode == 0, "meson install --destdir: %s" % i.stderr.strip()[-300:])
+    found = {f: os.path.join(root, f) for root, _, files in os.walk(dest) for f in files
+             if f in ("gnio-infer", "libgnio.so.0", "digits-mlp.bin")}
+    if i.returncode != 0 or len(found) != 3:
+        ck.check(False, "installed: gnio-infer, libgnio.so.0 and the model (%s)" % sorted(found))
+        return
+    env["LD_LIBRARY_PATH"] = os.path.dirname(found["libgnio.so.0"]) + ":" + os.environ.get("LD_LIBRARY_PATH", "")
+    r, out, model = run(found["gnio-infer"], "installed", env=env)
+    ck.check(r.returncode == 0 and model is not None and os.path.realpath(model) == found["digits-mlp.bin"] and
+             "share/gnio/infer/" in model,
+             "installed under --destdir, run from there: its own model, share/gnio/infer (%d: %s%s)" %
+             (r.returncode, model, r.stderr.strip()))
+    answered(r, out, "installed gnio-infer")
+    moved = os.path.join(d, "moved")
+    os.makedirs(moved)
+    shutil.copy(found["gnio-infer"], moved)
+    opts = {o["name"]: o["value"] for o in json.loads(subprocess.run(
+        ["meson", "introspect", BUILD, "--buildoptions"], capture_output=True, text=True, check=True).stdout)}
+    prefix_model = os.path.join(opts["prefix"], opts["datadir"], "gnio", "infer", "digits-mlp.bin")
+    r, _, model = run(os.path.join(moved, "gnio-infer"), "moved", env=env)
+    lines = r.stderr.strip().splitlines()
+    if os.path.exists(prefix_model):
+        ck.check(r.returncode == 0 and model == prefix_model, "moved where no data is: the prefix's model, "
+                 "%s (%d: %s)" % (prefix_model, r.returncode, model))
+    else:
+        ck.check(r.returncode == 2 and len(lines) == 1 and moved in lines[0] and
+                 os.path.dirname(prefix_model) in lines[0], "moved where no data is: exit 2, one line naming "
+                 "where it looked (%d: %r)" % (r.returncode, r.stderr.strip()[-300:]))
+    absent = os.path.join(d, "absent")
+    r, _, _ = run(os.path.join(moved, "gnio-infer"), "absent", "--model", found["digits-mlp.bin"], "--wire", "1",
+                  env=dict(env, GNIO_INFER_DATA=absent))
+    lines = r.stderr.strip().splitlines()
+    ck.check(r.returncode == 2 and len(lines) == 1 and "digits-test.bin" in lines[0] and absent in lines[0],
+             "GNIO_INFER_DATA naming a folder without the test split: exit 2, one line naming it (%d: %r)" %
+             (r.returncode, r.stderr.strip()[-300:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpu", action="store_true")
@@ -311,6 +380,7 @@ def main():
         wire(ck, "host", 1, ("--lcores", "(0-3)@(0-%d)" % ((os.cpu_count() or 1) - 1)))
         capture(ck, d)
     if not a.gpu:
+        data_files(ck, d, req)
         # Bad options and model files: exit 2, one line.
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],
                      ["--model", os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")],
