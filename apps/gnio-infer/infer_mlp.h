@@ -130,7 +130,9 @@ extern "C" {
 /*
  * infer_batch_cuda.cu (consumer cuda-batch): the scores of @p rows requests'
  * pixels @p px (GPU memory) into @p out (GPU memory, [rows][10]), queued on
- * @p stream (cuBLAS); the sums of @p rows records of @p bytes each. 0 or -EIO.
+ * @p stream (cuBLAS); the sums of @p rows records of @p bytes each (@p sum:
+ * [rows][2], the weighed sum and the one's-complement sum, infer_records.c).
+ * 0 or -EIO.
  */
 int infer_batch_cuda(const struct infer_mlp *m, const uint8_t *px, float *out, uint32_t rows,
 		void *stream);
@@ -263,6 +265,28 @@ infer_udp_to(const struct infer_state *st, const struct gnio_pkt *pk, uint32_t *
 	*l3_out = l3;
 	*ihl_out = ihl;
 	return 0;
+}
+
+/*
+ * gnio_ipv4_udp_csum_check() on a UDP/IPv4 datagram whose payload was summed
+ * elsewhere (a record, summed with every byte of its row): the IPv4 header at
+ * @p ip (@p ihl bytes), the UDP header after it (its length field
+ * @p udp_len), and @p payload_sum, the payload's one's-complement sum of
+ * big-endian 16-bit words from its first byte, folded (the payload starts at
+ * an even offset of the datagram, so its sum is part of the UDP checksum's).
+ */
+GNIO_HD static inline int
+infer_csum_check_summed(const uint8_t *ip, uint32_t ihl, uint32_t udp_len, uint32_t payload_sum)
+{
+	uint32_t sum;
+
+	if (gnio_csum_fold32(gnio_csum_add(ip, ihl, 0)) != 0xffffu)
+		return GNIO_CSUM_BAD_IP;
+	if (gnio_ld_be16(ip + ihl + 6) == 0)
+		return GNIO_CSUM_GOOD;
+	sum = gnio_csum_add(ip + 12, 8, GNIO_IPPROTO_UDP + udp_len);
+	sum = gnio_csum_add(ip + ihl, 8, sum) + payload_sum;
+	return gnio_csum_fold32(sum) == 0xffffu ? GNIO_CSUM_GOOD : GNIO_CSUM_BAD_UDP;
 }
 
 /*
