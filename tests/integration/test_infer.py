@@ -42,6 +42,8 @@ SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), ".."
 INFER = os.path.join(BUILD, "apps", "gnio-infer", "gnio-infer")
 CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
 MODEL = os.path.join(SRC, "apps", "gnio-infer", "digits-mlp.bin")
+# Named on every run of the wire: a binary carried elsewhere (the GPU machine) has none beside it.
+TESTSET = os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")
 CL = SourceFileLoader("gnio_infer_client", CLIENT).load_module()
 REPEAT = 3
 # The requests gnio-infer-client --bad writes that are answered: each test image REPEAT times, one
@@ -212,8 +214,8 @@ def wire(ck, cons, ports, lcores):
     gpu = cons != "host"
     cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if gpu else []) + [INFER] + list(lcores) + eal_mem() + \
         os.environ.get("GNIO_EAL_EXTRA", "").split() + \
-        ["--", "--duration", "2", "--model", MODEL, "--consumer", cons, "--wire", str(ports), "--rx-cores",
-         str(ports), "--completion", "rx", "--backpressure", "--wire-mbufs", "256"]
+        ["--", "--duration", "2", "--model", MODEL, "--testset", TESTSET, "--consumer", cons, "--wire", str(ports),
+         "--rx-cores", str(ports), "--completion", "rx", "--backpressure", "--wire-mbufs", "256"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     print(r.stdout.strip())
     m = re.search(r"wire: (\d+) requests written, (\d+) answers checked \((\d+) with another class", r.stdout)
@@ -232,8 +234,8 @@ def capture(ck, d):
         return
     prefix = "gnio-infer-cap-%d" % os.getpid()
     cmd = [INFER, "--lcores", "(0-3)@(0-%d)" % ((os.cpu_count() or 1) - 1)] + eal_mem(prefix) + \
-        ["--", "--duration", "120", "--model", MODEL, "--consumer", "host", "--wire", "1", "--rx-cores", "1",
-         "--completion", "rx", "--backpressure", "--wire-mbufs", "256"]
+        ["--", "--duration", "120", "--model", MODEL, "--testset", TESTSET, "--consumer", "host", "--wire", "1",
+         "--rx-cores", "1", "--completion", "rx", "--backpressure", "--wire-mbufs", "256"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         head = ""
