@@ -169,7 +169,10 @@ parse(int argc, char **argv, struct opts *o)
 					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
 					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
 					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore] "
-					"[--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]\n");
+					"[--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]\n"
+					"--model, --testset: by default digits-mlp.bin, digits-test.bin in $GNIO_INFER_DATA "
+					"if set, else beside the binary, in BINARY-DIR/%s, or in %s\n",
+					GNIO_INFER_DATA_REL[0] != '\0' ? GNIO_INFER_DATA_REL : ".", GNIO_INFER_DATADIR);
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
