@@ -4,8 +4,8 @@
 # bundle's environment, hugepages, machine.txt, the summary and the steps, the results.
 #
 # Output contract: every log under $GS_LOG (/tmp/gnio-gpu-out); into ${OUT:-gpu-out} one archive
-# of them (gpu-results.tgz), summary.txt, and the results files the jobs name (gs_result), at
-# most 8 files in all; the summary printed last.
+# of them (gpu-results.tgz), summary.txt, machine.txt and the results files the jobs name
+# (gs_result), at most 8 files in all; the summary printed last.
 #
 # What a script may use after gs_begin:
 #   GS_TOP    the repository root          B         the bundle's build tree (.bundle/build)
@@ -237,7 +237,7 @@ median() {
 # gs_end: when this script began the session, the results into $GS_RET and the summary last.
 gs_end() {
 	[ -n "${GS_OWNER:-}" ] || return 0
-	local n=2 src name
+	local n=3 src name
 	while IFS="$(printf '\t')" read -r src name; do
 		[ -f "$src" ] || continue
 		if [ $n -ge 8 ]; then
@@ -249,7 +249,7 @@ gs_end() {
 		n=$((n + 1))
 	done < "$GS_LOG/results.list"
 	tar czf "$GS_RET/gpu-results.tgz" -C "$GS_LOG" . 2>/dev/null
-	cp "$GS_LOG/summary.txt" "$GS_RET/"
+	cp "$GS_LOG/summary.txt" "$GS_LOG/machine.txt" "$GS_RET/"
 	echo "== summary"
 	cat "$GS_LOG/summary.txt"
 }
