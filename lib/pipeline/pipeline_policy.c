@@ -21,8 +21,8 @@
 #include "gnio_builtin.h"
 #include "gnio_cuda_launch.h"
 #include "gnio_engine_list.h"
-#include "gnio_gpu_cuda.h"
 #include "gnio_topo.h"
+#include "gnio_topo_gpu.h"
 #include "pipeline_priv.h"
 
 void
@@ -138,7 +138,7 @@ pl_distance(const struct gnio_topo *t, uint16_t port, int16_t gpu)
 	int a, b;
 
 	pl_port_bdf(port, pb, sizeof(pb));
-	if (pb[0] == '\0' || gnio_gpu_cuda_pci_addr(gpu, gb, sizeof(gb)) != 0)
+	if (pb[0] == '\0' || gnio_topo_gpu_pci(gpu, gb, sizeof(gb)) != 0)
 		return -1;
 	a = gnio_topo_find(t, pb);
 	b = gnio_topo_find(t, gb);

@@ -21,8 +21,8 @@
 #include <bus_vdev_driver.h>
 #include <gpudev_driver.h>
 
-#include "gnio_gpu_cuda.h"
 #include "gnio_log.h"
+#include "gnio_topo_gpu.h"
 
 RTE_LOG_REGISTER(gcuda_logtype, gnio.gpu.cuda, NOTICE);
 #define GCUDA_LOG(level, ...) GNIO_LOG(gcuda_logtype, level, __VA_ARGS__)
@@ -545,8 +545,10 @@ gcuda_add(struct rte_vdev_device *vdev, int ordinal)
 	return 0;
 }
 
-int
-gnio_gpu_cuda_pci_addr(int16_t gpu_id, char *bdf, size_t len)
+#ifndef GNIO_GPU_PLUGIN
+/* A gnio_cuda device's PCI address (gnio_topo_gpu.h): 0, -ENODEV or -ENOTSUP. */
+static int
+gcuda_pci_addr(int16_t gpu_id, char *bdf, size_t len)
 {
 	struct rte_gpu_info info;
 	struct rte_gpu *dev;
@@ -561,6 +563,13 @@ gnio_gpu_cuda_pci_addr(int16_t gpu_id, char *bdf, size_t len)
 	snprintf(bdf, len, "%s", ((struct gcuda_priv *)dev->process_private)->busid);
 	return 0;
 }
+
+/* In libgnio (not in the plugin built for other DPDK programs): where its GPUs sit. */
+RTE_INIT(gcuda_topo_register)
+{
+	gnio_topo_gpu_pci_register(gcuda_pci_addr);
+}
+#endif
 
 static int
 gcuda_probe(struct rte_vdev_device *vdev)
