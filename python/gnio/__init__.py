@@ -1,10 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """gnio in Python: a layer on libgnio's public API (docs/PYTHON.md).
 
-The configuration names the fields of struct gnio_conf as gnio_conf_set() knows them
-("rx.burst", "consumer.name", ...), as a dict (flat, or nested by part: {"rx": {"burst": 32}})
-or a Conf. Every error of the library raises gnio.Error, whose str() is the library's one-line
-reason.
+    import gnio
+    with gnio.Pipeline(["-l", "0-1", "--no-huge", "--vdev=net_null0"],
+                       {"consumer.name": "host", "rx.max_packets": 1000}) as p:
+        p.wait()
+    print(p.stats()["total"])
+
+A Pipeline is made from the EAL's arguments (the first one of a process starts the EAL,
+which is cleaned up when the interpreter exits) and a configuration naming the fields of
+struct gnio_conf as gnio_conf_set() knows them ("rx.burst", "consumer.name", ...), as a
+dict (flat, or nested by part: {"rx": {"burst": 32}}) or a Conf. Every error of the library
+raises gnio.Error, whose str() is the library's one-line reason.
 """
 import atexit
 import shlex
@@ -12,7 +19,7 @@ import shlex
 from . import _gnio
 from ._gnio import Error
 
-__all__ = ["Error", "Conf", "version", "consumers", "handlers", "drop", "is_drop",
+__all__ = ["Error", "Conf", "Pipeline", "version", "consumers", "handlers", "drop", "is_drop",
            "drop_reason", "DROP_REASONS", "eal_cleanup", "eal_running", "probe"]
 
 version = _gnio.version
@@ -106,6 +113,134 @@ class Conf:
 
     def __repr__(self):
         return "gnio.Conf(%r)" % dict(self._items)
+
+
+def _conf(conf):
+    if conf is None:
+        return Conf()
+    if isinstance(conf, Conf):
+        return conf
+    if isinstance(conf, dict):
+        return Conf(conf)
+    raise TypeError("conf: a dict or a gnio.Conf, not %s" % type(conf).__name__)
+
+
+def _eal(eal_args):
+    if eal_args is None or isinstance(eal_args, list):
+        return eal_args
+    if isinstance(eal_args, str):
+        return shlex.split(eal_args)
+    return list(eal_args)
+
+
+class Pipeline:
+    """A gnio pipeline (gnio_pipeline_create()).
+
+    Pipeline(eal_args, conf): eal_args the EAL's arguments (a list, or one string split as a
+    shell would), needed by the first Pipeline of a process, which starts the EAL; conf a dict,
+    a Conf or None (the defaults). Used as a context manager it is started on entry, stopped
+    (drained) and closed on exit, also when the block raises (Ctrl-C included).
+    """
+
+    def __init__(self, eal_args=None, conf=None):
+        c = _conf(conf)
+        self.conf = c
+        self._final = None
+        self._p = _gnio.Pipeline(_eal(eal_args), c.items())
+
+    def start(self):
+        """Start forwarding."""
+        self._p.start()
+
+    def poll(self):
+        """Check health: 0 running, 1 once rx.max_packets were received; raises when the run failed."""
+        return self._p.poll()
+
+    def stop(self):
+        """Stop and drain: received = transmitted + dropped afterwards; raises when the drain failed."""
+        self._p.stop()
+
+    def close(self):
+        """Stop if running, then free the pipeline (its ports closed). stats(), check() and
+        summary() still answer afterwards, with what they said at close."""
+        if self._p.closed:
+            return
+        try:
+            if self._p.running:
+                self._p.stop()
+        finally:
+            self._final = (self._p.stats(), self._p.check(), self._p.summary())
+            self._p.close()
+
+    def wait(self, duration=None):
+        """Wait until rx.max_packets were received and answered (True), or @p duration seconds (False)."""
+        return self._p.wait(-1.0 if duration is None else float(duration))
+
+    def run(self, duration=None):
+        """start(), wait(duration), stop(); the statistics snapshot at the end."""
+        if not self.running:
+            self.start()
+        try:
+            self.wait(duration)
+        finally:
+            if self.running:
+                self.stop()
+        return self.stats()
+
+    def stats(self):
+        """The statistics snapshot (gnio_pipeline_stats()) as a dict."""
+        return self._final[0] if self._final and self._p.closed else self._p.stats()
+
+    def check(self):
+        """The end-of-run checks (gnio_pipeline_check()) as a dict; "ok" when all hold."""
+        return self._final[1] if self._final and self._p.closed else self._p.check()
+
+    def summary(self):
+        """(ok, line): the end-of-run check as one line."""
+        return self._final[2] if self._final and self._p.closed else self._p.summary()
+
+    def consumer_stats(self, gpu=0):
+        """A GPU's consumer counters (gnio_pipeline_consumer_stats())."""
+        return self._p.consumer_stats(gpu)
+
+    def latency(self):
+        """The RX-to-completion latency's quantiles, in ns."""
+        return self._p.latency()
+
+    def notes(self):
+        """What create noted about placement and the data path."""
+        return self._p.notes()
+
+    def datapaths(self):
+        """Each port's data path in effect."""
+        return self._p.datapaths()
+
+    def effective(self):
+        """Fields of the configuration in effect (every "auto" resolved)."""
+        return self._p.effective()
+
+    def error(self):
+        """The consumer's last error ("" if none)."""
+        return self._p.error()
+
+    @property
+    def running(self):
+        """Whether it forwards."""
+        return self._p.running
+
+    @property
+    def closed(self):
+        """Whether close() ran."""
+        return self._p.closed
+
+    def __enter__(self):
+        if not self.running:
+            self.start()
+        return self
+
+    def __exit__(self, et, ev, tb):
+        self.close()
+        return False
 
 
 # The EAL leaves hugepage files and a runtime folder behind unless cleaned up.

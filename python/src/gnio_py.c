@@ -226,6 +226,7 @@ py_eal_cleanup(PyObject *self, PyObject *unused)
 
 	if (eal_state != EAL_UP)
 		Py_RETURN_FALSE;
+	gpy_pipeline_close_all();
 	primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
 	snprintf(run, sizeof(run), "%s", rte_eal_get_runtime_dir());
 	slash = strrchr(run, '/');
@@ -409,7 +410,8 @@ PyInit__gnio(void)
 			PyExc_RuntimeError, NULL);
 	if (gpy_error == NULL || PyModule_AddObjectRef(m, "Error", gpy_error) != 0 ||
 			PyModule_AddIntConstant(m, "DROP_BIT", GNIO_VERDICT_DROP_BIT) != 0 ||
-			PyModule_AddIntConstant(m, "ITEM_UNIFORM", (long)GNIO_ITEM_UNIFORM) != 0) {
+			PyModule_AddIntConstant(m, "ITEM_UNIFORM", (long)GNIO_ITEM_UNIFORM) != 0 ||
+			gpy_pipeline_init(m) != 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

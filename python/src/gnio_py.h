@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The gnio module's C parts (docs/PYTHON.md): one file a job. gnio_py.c
- * makes the module, its errors and the EAL. Built on CPython's limited API (3.11): one binary for every
+ * makes the module, its errors and the EAL; py_pipeline.c the Pipeline
+ * type. Built on CPython's limited API (3.11): one binary for every
  * CPython from 3.11 on.
  */
 #ifndef GNIO_PY_H
@@ -32,6 +33,13 @@ int gpy_eal_up(PyObject *args);
 
 /* Whether rte_eal_init() succeeded and rte_eal_cleanup() has not run yet. */
 bool gpy_eal_running(void);
+
+/* The Pipeline type (py_pipeline.c): its spec's type once made, and making it. */
+extern PyTypeObject *gpy_pipeline_type;
+int gpy_pipeline_init(PyObject *mod);
+
+/* Close every pipeline still open (before the EAL is cleaned up). */
+void gpy_pipeline_close_all(void);
 
 /* A list of str as a NULL-terminated argv (strdup'd, kept: DPDK may point into it); NULL raised. */
 char **gpy_argv(PyObject *list, const char *argv0, int *argc);

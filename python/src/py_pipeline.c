@@ -1,0 +1,662 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio._gnio.Pipeline: a gnio_pipeline made from gnio_conf_set() pairs, its
+ * start, poll, stop and close, the statistics snapshot and the end-of-run
+ * check as dicts. Every call that may wait (create, start, stop, destroy)
+ * lets go of the GIL, so that handlers written in Python can run on the
+ * worker lcore meanwhile; every wait checks for signals (Ctrl-C).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include <gnio/gnio.h>
+
+#include "gnio_py.h"
+
+struct gpy_pipe {
+	PyObject_HEAD
+	struct gnio_pipeline *p;
+	struct gnio_conf conf;
+	PyObject *keep;                   /* the bytes that string fields point into */
+	struct gpy_pipe *prev, *next;     /* the open pipelines */
+};
+
+PyTypeObject *gpy_pipeline_type;
+static struct gpy_pipe *open_pipes;
+
+static void
+pipe_unlink(struct gpy_pipe *x)
+{
+	if (x->prev != NULL)
+		x->prev->next = x->next;
+	else if (open_pipes == x)
+		open_pipes = x->next;
+	if (x->next != NULL)
+		x->next->prev = x->prev;
+	x->prev = x->next = NULL;
+}
+
+/* Stop (if running) and destroy; the GIL let go meanwhile. The stop's result. */
+static int
+pipe_close(struct gpy_pipe *x)
+{
+	struct gnio_pipeline *p = x->p;
+	int ret = 0;
+
+	if (p == NULL)
+		return 0;
+	x->p = NULL;
+	pipe_unlink(x);
+	Py_BEGIN_ALLOW_THREADS
+	if (gnio_pipeline_running(p))
+		ret = gnio_pipeline_stop(p);
+	gnio_pipeline_destroy(p);
+	Py_END_ALLOW_THREADS
+	return ret;
+}
+
+void
+gpy_pipeline_close_all(void)
+{
+	while (open_pipes != NULL)
+		pipe_close(open_pipes);
+}
+
+static struct gnio_pipeline *
+pipe_get(struct gpy_pipe *x)
+{
+	if (x->p == NULL)
+		gpy_raise(EBADF, "the pipeline is closed");
+	return x->p;
+}
+
+/* The reason of a failed call: the consumer's error when there is one, else strerror. */
+static PyObject *
+pipe_raise(struct gpy_pipe *x, int ret, const char *what)
+{
+	const char *why = x->p != NULL ? gnio_pipeline_error(x->p) : "";
+	char line[768];
+
+	if (why[0] == '\0')
+		return gpy_raise_errno(ret, what);
+	snprintf(line, sizeof(line), "%s: %s", what, why);
+	return gpy_raise(ret < 0 ? -ret : ret, line);
+}
+
+static int
+pipe_init(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "eal", "items", NULL };
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	PyObject *eal, *items;
+	struct gnio_pipeline *p;
+	char err[512];
+	Py_ssize_t n;
+
+	if (x->p != NULL) {
+		gpy_raise(EALREADY, "a Pipeline is made once");
+		return -1;
+	}
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", kwlist, &eal, &items))
+		return -1;
+	if (!PyList_Check(items)) {
+		PyErr_SetString(PyExc_TypeError, "items: a list of (key, value) pairs of str");
+		return -1;
+	}
+	if (gpy_eal_up(eal) != 0)
+		return -1;
+	Py_CLEAR(x->keep);
+	x->keep = PyList_New(0);
+	if (x->keep == NULL)
+		return -1;
+	gnio_conf_defaults(&x->conf);
+	n = PyList_Size(items);
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *kv = PyList_GetItem(items, i), *vb;
+		const char *key, *value;
+		int ret;
+
+		if (!PyArg_ParseTuple(kv, "sO", &key, &vb) || !PyUnicode_Check(vb)) {
+			if (!PyErr_Occurred())
+				PyErr_SetString(PyExc_TypeError,
+						"items: a list of (key, value) pairs of str");
+			return -1;
+		}
+		/* The value's UTF-8 lives as long as the str, which the list keeps. */
+		if (PyList_Append(x->keep, vb) != 0)
+			return -1;
+		value = PyUnicode_AsUTF8AndSize(vb, NULL);
+		if (value == NULL)
+			return -1;
+		ret = gnio_conf_set(&x->conf, key, value);
+		if (ret != 0) {
+			snprintf(err, sizeof(err), ret == -ENOENT ?
+					"%s: no such field of gnio_conf" :
+					"%s: \"%s\" is not a value of it", key, value);
+			gpy_raise(-ret, err);
+			return -1;
+		}
+	}
+	err[0] = '\0';
+	Py_BEGIN_ALLOW_THREADS
+	p = gnio_pipeline_create(&x->conf, err, sizeof(err));
+	Py_END_ALLOW_THREADS
+	if (p == NULL) {
+		gpy_raise(rte_errno, err[0] != '\0' ? err : "the pipeline was not made");
+		return -1;
+	}
+	x->p = p;
+	x->next = open_pipes;
+	if (open_pipes != NULL)
+		open_pipes->prev = x;
+	open_pipes = x;
+	return 0;
+}
+
+static void
+pipe_dealloc(PyObject *self)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	PyTypeObject *tp = Py_TYPE(self);
+	freefunc f;
+
+	pipe_close(x);
+	Py_CLEAR(x->keep);
+	f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+	f(self);
+	Py_DECREF(tp);
+}
+
+static PyObject *
+pipe_start(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	int ret;
+
+	if (p == NULL)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = gnio_pipeline_start(p);
+	Py_END_ALLOW_THREADS
+	if (ret != 0)
+		return pipe_raise(x, ret, "start");
+	Py_RETURN_NONE;
+}
+
+static PyObject *
+pipe_poll(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	int ret;
+
+	if (p == NULL)
+		return NULL;
+	ret = gnio_pipeline_poll(p);
+	if (ret < 0)
+		return pipe_raise(x, ret, "the run failed");
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *
+pipe_stop(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	int ret;
+
+	if (p == NULL)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = gnio_pipeline_stop(p);
+	Py_END_ALLOW_THREADS
+	if (ret == -ETIMEDOUT) {
+		char line[768];
+
+		snprintf(line, sizeof(line), "stop: %" PRIu64 " packets not drained in "
+				"consumer.drain_ms, dropped as drain_timeout: %s",
+				gnio_pipeline_drain_abandoned(p), gnio_pipeline_error(p));
+		return gpy_raise(ETIMEDOUT, line);
+	}
+	if (ret != 0 && ret != -EALREADY)
+		return pipe_raise(x, ret, "stop");
+	Py_RETURN_NONE;
+}
+
+static PyObject *
+pipe_close_m(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	int ret = pipe_close(x);
+
+	if (ret != 0 && ret != -EALREADY)
+		return gpy_raise_errno(ret, "close: the stop before it");
+	Py_RETURN_NONE;
+}
+
+/*
+ * Wait until the run is over: rx.max_packets received and nothing in flight,
+ * or @p duration seconds (< 0: no bound). Signals are checked every
+ * millisecond; a failure raises.
+ */
+static PyObject *
+pipe_wait(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	const struct timespec ms = { 0, 1000000 };
+	double duration = -1, t0;
+	struct timespec now;
+
+	if (p == NULL || !PyArg_ParseTuple(args, "|d", &duration))
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t0 = (double)now.tv_sec + now.tv_nsec * 1e-9;
+	for (;;) {
+		struct gnio_stats st;
+		int ret = gnio_pipeline_poll(p);
+
+		if (ret < 0)
+			return pipe_raise(x, ret, "the run failed");
+		if (ret == 1 && gnio_pipeline_stats(p, &st, NULL, 0) == 0 && st.in_flight == 0)
+			Py_RETURN_TRUE;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (duration >= 0 && (double)now.tv_sec + now.tv_nsec * 1e-9 - t0 >= duration)
+			Py_RETURN_FALSE;
+		Py_BEGIN_ALLOW_THREADS
+		nanosleep(&ms, NULL);
+		Py_END_ALLOW_THREADS
+		if (PyErr_CheckSignals() != 0)
+			return NULL;
+	}
+}
+
+/* Set d[key] = value (a new reference, stolen); -1 on error. */
+static int
+dset(PyObject *d, const char *key, PyObject *v)
+{
+	int ret;
+
+	if (v == NULL)
+		return -1;
+	ret = PyDict_SetItemString(d, key, v);
+	Py_DECREF(v);
+	return ret;
+}
+
+#define DSET_U64(d, k, v) dset((d), (k), PyLong_FromUnsignedLongLong(v))
+
+static PyObject *
+counts_dict(const struct gnio_counts *c)
+{
+	PyObject *d = PyDict_New(), *drops = PyDict_New();
+
+	if (d == NULL || drops == NULL)
+		goto fail;
+	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
+		if (DSET_U64(drops, gnio_drop_name(r), c->drops[r]) != 0)
+			goto fail;
+	if (DSET_U64(d, "rx", c->rx) != 0 || DSET_U64(d, "generated", c->generated) != 0 ||
+			DSET_U64(d, "tx", c->tx) != 0 || dset(d, "drops", drops) != 0)
+		goto fail_d;
+	return d;
+fail:
+	Py_XDECREF(drops);
+fail_d:
+	Py_XDECREF(d);
+	return NULL;
+}
+
+static PyObject *
+pools_list(const struct gnio_pool_level *pool, unsigned int nb)
+{
+	PyObject *l = PyList_New(0);
+
+	for (unsigned int i = 0; l != NULL && i < nb; i++) {
+		PyObject *e = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I}", "name", pool[i].name,
+				"size", pool[i].size, "avail", pool[i].avail,
+				"in_use", pool[i].in_use, "at_start", pool[i].at_start);
+
+		if (e == NULL || PyList_Append(l, e) != 0) {
+			Py_XDECREF(e);
+			Py_DECREF(l);
+			return NULL;
+		}
+		Py_DECREF(e);
+	}
+	return l;
+}
+
+static PyObject *
+pipe_stats(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+	struct gnio_counts *ports;
+	PyObject *d = NULL, *l;
+	struct gnio_stats st;
+	uint16_t nb;
+
+	if (p == NULL)
+		return NULL;
+	nb = gnio_pipeline_conf(p)->ports.nb;
+	ports = calloc(nb + 1u, sizeof(*ports));
+	if (ports == NULL)
+		return PyErr_NoMemory();
+	if (gnio_pipeline_stats(p, &st, ports, nb) != 0) {
+		free(ports);
+		return gpy_raise(EINVAL, "stats: no snapshot");
+	}
+	d = PyDict_New();
+	if (d == NULL)
+		goto fail;
+	if (DSET_U64(d, "tsc", st.tsc) != 0 ||
+			dset(d, "running", PyBool_FromLong(st.running)) != 0 ||
+			dset(d, "total", counts_dict(&st.total)) != 0 ||
+			DSET_U64(d, "dropped", st.dropped) != 0 ||
+			DSET_U64(d, "processed", st.processed) != 0 ||
+			DSET_U64(d, "in_flight", st.in_flight) != 0 ||
+			DSET_U64(d, "rx_cycles", st.rx_cycles) != 0 ||
+			DSET_U64(d, "comp_cycles", st.comp_cycles) != 0 ||
+			DSET_U64(d, "first_rx_tsc", st.first_rx_tsc) != 0 ||
+			DSET_U64(d, "prefill_short_len", st.prefill_short_len) != 0 ||
+			DSET_U64(d, "prefill_short_port", st.prefill_short_port) != 0 ||
+			DSET_U64(d, "tsc_hz", rte_get_tsc_hz()) != 0 ||
+			dset(d, "pools", pools_list(st.pool, st.nb_pools)) != 0)
+		goto fail;
+	l = PyList_New(0);
+	if (dset(d, "gpus", l) != 0)
+		goto fail;
+	for (uint16_t g = 0; g < st.nb_gpus; g++) {
+		PyObject *e = Py_BuildValue("{s:i,s:I,s:K}", "gpu_id", st.gpu[g].gpu_id,
+				"nb_ports", st.gpu[g].nb_ports,
+				"processed", (unsigned long long)st.gpu[g].processed);
+
+		if (e == NULL || PyList_Append(l, e) != 0) {
+			Py_XDECREF(e);
+			goto fail;
+		}
+		Py_DECREF(e);
+	}
+	l = PyList_New(0);
+	if (dset(d, "ports", l) != 0)
+		goto fail;
+	for (uint16_t i = 0; i < st.nb_ports && i < nb; i++) {
+		PyObject *e = counts_dict(&ports[i]);
+
+		if (e == NULL || PyList_Append(l, e) != 0) {
+			Py_XDECREF(e);
+			goto fail;
+		}
+		Py_DECREF(e);
+	}
+	free(ports);
+	return d;
+fail:
+	free(ports);
+	Py_XDECREF(d);
+	return NULL;
+}
+
+static PyObject *
+pipe_check(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+	struct gnio_check c;
+	PyObject *d;
+
+	if (p == NULL)
+		return NULL;
+	gnio_pipeline_check(p, &c);
+	d = PyDict_New();
+	if (d == NULL)
+		return NULL;
+	if (dset(d, "total", counts_dict(&c.total)) != 0 ||
+			DSET_U64(d, "dropped", c.dropped) != 0 ||
+			dset(d, "conserved", PyBool_FromLong(c.conserved)) != 0 ||
+			DSET_U64(d, "in_flight", c.in_flight) != 0 ||
+			dset(d, "pools", pools_list(c.pool, c.nb_pools)) != 0 ||
+			dset(d, "pools_full", PyBool_FromLong(c.pools_full)) != 0 ||
+			dset(d, "items_consistent", PyBool_FromLong(c.items_consistent)) != 0 ||
+			DSET_U64(d, "items_gpu", c.items_gpu) != 0 ||
+			DSET_U64(d, "items_consumer", c.items_consumer) != 0 ||
+			DSET_U64(d, "items_dispatched", c.items_dispatched) != 0 ||
+			DSET_U64(d, "items_completed", c.items_completed) != 0 ||
+			dset(d, "events_consistent", PyBool_FromLong(c.events_consistent)) != 0 ||
+			DSET_U64(d, "events_pushed", c.events_pushed) != 0 ||
+			DSET_U64(d, "events_dropped", c.events_dropped) != 0 ||
+			DSET_U64(d, "events_drained", c.events_drained) != 0 ||
+			DSET_U64(d, "events_pending", c.events_pending) != 0 ||
+			dset(d, "ok", PyBool_FromLong(c.conserved && c.pools_full &&
+					c.items_consistent && c.events_consistent)) != 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+static PyObject *
+pipe_summary(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+	char line[512];
+	int ok;
+
+	if (p == NULL)
+		return NULL;
+	ok = gnio_pipeline_summary(p, line, sizeof(line));
+	return Py_BuildValue("(Ns)", PyBool_FromLong(ok), line);
+}
+
+static PyObject *
+pipe_consumer_stats(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+	struct gnio_consumer_stats s;
+	unsigned int g = 0;
+
+	if (p == NULL || !PyArg_ParseTuple(args, "|I", &g))
+		return NULL;
+	if (g > UINT16_MAX || gnio_pipeline_consumer_stats(p, (uint16_t)g, &s) != 0)
+		return gpy_raise(EINVAL, "consumer_stats: no such GPU index");
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:N}",
+			"items", (unsigned long long)s.items, "pkts", (unsigned long long)s.pkts,
+			"launches", (unsigned long long)s.launches,
+			"wait_ns", (unsigned long long)s.wait_ns,
+			"work_ns", (unsigned long long)s.work_ns,
+			"fetch_ns", (unsigned long long)s.fetch_ns,
+			"engine_ns", (unsigned long long)s.engine_ns,
+			"publish_ns", (unsigned long long)s.publish_ns,
+			"polls", (unsigned long long)s.polls,
+			"poll_ns", (unsigned long long)s.poll_ns,
+			"dispatched", (unsigned long long)s.dispatched,
+			"skipped", (unsigned long long)s.skipped, "warps", s.warps,
+			"items_counted", PyBool_FromLong(s.items_counted));
+}
+
+/* The latency histogram's count and quantiles, in nanoseconds. */
+static PyObject *
+pipe_latency(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+	static struct gnio_hist h;
+	double ns;
+
+	if (p == NULL)
+		return NULL;
+	gnio_pipeline_latency(p, &h);
+	ns = 1e9 / (double)rte_get_tsc_hz();
+	return Py_BuildValue("{s:K,s:d,s:d,s:d,s:d,s:d}", (const char *)"count",
+			(unsigned long long)h.count, "p50_ns", gnio_hist_quantile(&h, 0.5) * ns,
+			"p99_ns", gnio_hist_quantile(&h, 0.99) * ns,
+			"p999_ns", gnio_hist_quantile(&h, 0.999) * ns, "max_ns", (double)h.max * ns,
+			"mean_ns", h.count != 0 ? (double)h.sum / (double)h.count * ns : 0.0);
+}
+
+static PyObject *
+pipe_notes(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+	PyObject *l;
+
+	if (p == NULL)
+		return NULL;
+	l = PyList_New(0);
+	for (unsigned int i = 0; l != NULL && i < gnio_pipeline_nb_notes(p); i++) {
+		PyObject *u = PyUnicode_FromString(gnio_pipeline_note(p, i));
+
+		if (u == NULL || PyList_Append(l, u) != 0) {
+			Py_XDECREF(u);
+			Py_DECREF(l);
+			return NULL;
+		}
+		Py_DECREF(u);
+	}
+	return l;
+}
+
+static PyObject *
+pipe_datapaths(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+	struct gnio_datapath dp;
+	PyObject *l;
+
+	if (p == NULL)
+		return NULL;
+	l = PyList_New(0);
+	for (uint16_t i = 0; l != NULL && gnio_pipeline_datapath(p, i, &dp) == 0; i++) {
+		char line[512];
+		PyObject *e;
+
+		gnio_datapath_format(&dp, line, sizeof(line));
+		e = Py_BuildValue("{s:I,s:s,s:s,s:N,s:s,s:i,s:s,s:i,s:s}", "port", dp.port,
+				"port_name", dp.port_name, "mem", gnio_mem_mode_name(dp.mem),
+				"gpudirect", PyBool_FromLong(dp.gpudirect), "reason", dp.reason,
+				"gpu_id", dp.gpu_id, "gpu_name", dp.gpu_name, "pcie_distance",
+				dp.pcie_distance, "line", line);
+		if (e == NULL || PyList_Append(l, e) != 0) {
+			Py_XDECREF(e);
+			Py_DECREF(l);
+			return NULL;
+		}
+		Py_DECREF(e);
+	}
+	return l;
+}
+
+/* A few fields of the configuration in effect (every "auto" resolved). */
+static PyObject *
+pipe_effective(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+	const struct gnio_conf *c;
+
+	if (p == NULL)
+		return NULL;
+	c = gnio_pipeline_conf(p);
+	return Py_BuildValue("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}",
+			"consumer.name", c->consumer.name != NULL ? c->consumer.name : "",
+			"consumer.handler", c->consumer.handler != NULL ? c->consumer.handler : "",
+			"mem.mode", gnio_mem_mode_name(c->mem.mode), "ports.nb", c->ports.nb,
+			"rx.burst", c->rx.burst, "queue.item_pkts", c->queue.item_pkts,
+			"queue.ring_items", c->queue.ring_items, "consumer.stall_ms",
+			c->consumer.stall_ms, "consumer.drain_ms", c->consumer.drain_ms);
+}
+
+static PyObject *
+pipe_error(PyObject *self, PyObject *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	const struct gnio_pipeline *p = pipe_get(x);
+
+	return p != NULL ? PyUnicode_FromString(gnio_pipeline_error(p)) : NULL;
+}
+
+static PyObject *
+pipe_running(PyObject *self, void *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+
+	return PyBool_FromLong(x->p != NULL && gnio_pipeline_running(x->p));
+}
+
+static PyObject *
+pipe_closed(PyObject *self, void *unused)
+{
+	return PyBool_FromLong(((struct gpy_pipe *)self)->p == NULL);
+}
+
+static PyMethodDef pipe_methods[] = {
+	{ "start", pipe_start, METH_NOARGS, "start(): start forwarding." },
+	{ "poll", pipe_poll, METH_NOARGS,
+		"poll() -> int: 0 running, 1 rx.max_packets received; raises gnio.Error when\n"
+		"the run failed." },
+	{ "stop", pipe_stop, METH_NOARGS, "stop(): stop and drain; raises when the drain failed." },
+	{ "close", pipe_close_m, METH_NOARGS, "close(): stop if running, then free the pipeline." },
+	{ "wait", pipe_wait, METH_VARARGS,
+		"wait(duration=-1) -> bool: True once rx.max_packets were received and nothing\n"
+		"is in flight, False when duration seconds passed first." },
+	{ "stats", pipe_stats, METH_NOARGS, "stats() -> dict: gnio_pipeline_stats()'s snapshot." },
+	{ "check", pipe_check, METH_NOARGS, "check() -> dict: gnio_pipeline_check()'s results." },
+	{ "summary", pipe_summary, METH_NOARGS,
+		"summary() -> (bool, str): gnio_pipeline_summary()." },
+	{ "consumer_stats", pipe_consumer_stats, METH_VARARGS,
+		"consumer_stats(gpu=0) -> dict: gnio_pipeline_consumer_stats()." },
+	{ "latency", pipe_latency, METH_NOARGS,
+		"latency() -> dict: the RX-to-completion histogram's quantiles in ns." },
+	{ "notes", pipe_notes, METH_NOARGS, "notes() -> list[str]: what create noted." },
+	{ "datapaths", pipe_datapaths, METH_NOARGS,
+		"datapaths() -> list[dict]: each port's data path." },
+	{ "effective", pipe_effective, METH_NOARGS,
+		"effective() -> dict: fields of the configuration in effect." },
+	{ "error", pipe_error, METH_NOARGS, "error() -> str: the consumer's last error." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef pipe_getset[] = {
+	{ "running", pipe_running, NULL, "whether it forwards", NULL },
+	{ "closed", pipe_closed, NULL, "whether close() ran", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyType_Slot pipe_slots[] = {
+	{ Py_tp_doc, (void *)"Pipeline(eal, items): a pipeline made from (key, value) pairs." },
+	{ Py_tp_init, (void *)pipe_init },
+	{ Py_tp_new, (void *)PyType_GenericNew },
+	{ Py_tp_dealloc, (void *)pipe_dealloc },
+	{ Py_tp_methods, pipe_methods },
+	{ Py_tp_getset, pipe_getset },
+	{ 0, NULL },
+};
+
+static PyType_Spec pipe_spec = {
+	.name = "gnio._gnio.Pipeline",
+	.basicsize = sizeof(struct gpy_pipe),
+	.flags = Py_TPFLAGS_DEFAULT,
+	.slots = pipe_slots,
+};
+
+int
+gpy_pipeline_init(PyObject *mod)
+{
+	gpy_pipeline_type = (PyTypeObject *)PyType_FromSpec(&pipe_spec);
+	if (gpy_pipeline_type == NULL)
+		return -1;
+	return PyModule_AddObjectRef(mod, "Pipeline", (PyObject *)gpy_pipeline_type);
+}
