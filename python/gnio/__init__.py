@@ -19,7 +19,8 @@ import shlex
 from . import _gnio
 from ._gnio import Error
 
-__all__ = ["Error", "Conf", "Pipeline", "version", "consumers", "handlers", "drop", "is_drop",
+__all__ = ["Error", "Conf", "Pipeline", "BatchHandler", "Batch", "Tensor", "batch_counts",
+           "version", "consumers", "handlers", "drop", "is_drop",
            "drop_reason", "DROP_REASONS", "eal_cleanup", "eal_running", "probe"]
 
 version = _gnio.version
@@ -28,6 +29,9 @@ handlers = _gnio.handlers
 eal_cleanup = _gnio.eal_cleanup
 eal_running = _gnio.eal_running
 probe = _gnio.probe
+Batch = _gnio.Batch
+Tensor = _gnio.Tensor
+batch_counts = _gnio.batch_counts
 
 #: The drop reasons' counter names, by reason number (gnio_verdict.h).
 DROP_REASONS = [name for name, _ in _gnio.drop_reasons()]
@@ -115,6 +119,68 @@ class Conf:
         return "gnio.Conf(%r)" % dict(self._items)
 
 
+def _dl_type(t):
+    """A NumPy type as DLPack's (code, bits): int 0, uint 1, float 2."""
+    import numpy as np
+    d = np.dtype(t)
+    code = {"i": 0, "u": 1, "f": 2}.get(d.kind)
+    if code is None:
+        raise Error("%s: a row's elements are ints, uints or floats" % d)
+    return d, code, d.itemsize * 8
+
+
+def _np_type(code, bits):
+    import numpy as np
+    kind = {0: "i", 1: "u", 2: "f"}.get(code)
+    if kind is None:
+        raise Error("DLPack type code %d: not a NumPy type" % code)
+    return np.dtype("<%s%d" % (kind, bits // 8))
+
+
+class BatchHandler:
+    """A batch handler (<gnio/gnio_batch.h>) whose batches go to Python as DLPack tensors.
+
+    BatchHandler(name, in_dtype, in_cols, out_dtype, out_cols, row=..., answer=...): each packet
+    becomes a row of in_cols elements of in_dtype by row(packet, row, rx_port, tx_port) -> 0 (a
+    row) or a verdict (gnio.drop(...), or a port to send it to as it is: no row); each row's
+    packet is answered from its row of the result (out_cols of out_dtype) by answer(packet,
+    result_row, rx_port, tx_port) -> verdict. packet, row and result_row are NumPy views of
+    gnio's memory, valid during the call only. Both run once a packet, on the consumer's worker
+    lcore, with the GIL: the slow path, for prototypes.
+
+    BatchHandler(name, base="some-c-batch-handler"): the rows and answers of a C batch handler
+    already registered (loaded with the application's library), batches in Python.
+
+    batch=fn: fn(batch) fills batch.result on the worker lcore; without it the batches go to
+    Pipeline.batches(). The name is what conf "consumer.handler" names (Pipeline(handler=...)).
+    """
+
+    def __init__(self, name, in_dtype=None, in_cols=0, out_dtype=None, out_cols=0, row=None, answer=None,
+                 batch=None, base=None, help=""):
+        if base is not None:
+            ic, ib, in_cols, oc, ob, out_cols = _gnio.batch_spec(base)
+            in_np, out_np = _np_type(ic, ib), _np_type(oc, ob)
+        else:
+            if in_dtype is None or out_dtype is None:
+                raise TypeError("BatchHandler: in_dtype and out_dtype (or a base)")
+            in_np, ic, ib = _dl_type(in_dtype)
+            out_np, oc, ob = _dl_type(out_dtype)
+        _gnio.register_batch(name, help or "batches in Python", (ic, ib, in_cols, oc, ob, out_cols), row, answer,
+                             batch, in_np, out_np, base)
+        self.name = name
+        self.in_dtype, self.in_cols, self.out_dtype, self.out_cols = in_np, in_cols, out_np, out_cols
+        self.base = base
+
+    def stats(self):
+        """Its counts: calls, errors (calls that raised), batches, batches_abandoned (at stop)."""
+        return _gnio.handler_stats(self.name)
+
+    def __repr__(self):
+        return "gnio.BatchHandler(%r, %s x %d -> %s x %d%s)" % (
+            self.name, self.in_dtype, self.in_cols, self.out_dtype, self.out_cols,
+            ", base=%r" % self.base if self.base else "")
+
+
 def _conf(conf):
     if conf is None:
         return Conf()
@@ -142,8 +208,10 @@ class Pipeline:
     (drained) and closed on exit, also when the block raises (Ctrl-C included).
     """
 
-    def __init__(self, eal_args=None, conf=None):
+    def __init__(self, eal_args=None, conf=None, handler=None):
         c = _conf(conf)
+        if handler is not None:
+            c = Conf(c).set("consumer.handler", handler if isinstance(handler, str) else handler.name)
         self.conf = c
         self._final = None
         self._p = _gnio.Pipeline(_eal(eal_args), c.items())
@@ -156,21 +224,35 @@ class Pipeline:
         """Check health: 0 running, 1 once rx.max_packets were received; raises when the run failed."""
         return self._p.poll()
 
-    def stop(self):
-        """Stop and drain: received = transmitted + dropped afterwards; raises when the drain failed."""
-        self._p.stop()
+    def stop(self, answer=True):
+        """Stop and drain: received = transmitted + dropped afterwards; raises when the drain failed.
+        A batch Python holds is answered with its result as it is (or dropped: answer=False);
+        batches it will not take are dropped (as handler), counted in stats()["python"]."""
+        self._p.stop(answer)
 
-    def close(self):
+    def close(self, answer=True):
         """Stop if running, then free the pipeline (its ports closed). stats(), check() and
         summary() still answer afterwards, with what they said at close."""
         if self._p.closed:
             return
         try:
             if self._p.running:
-                self._p.stop()
+                self._p.stop(answer)
         finally:
-            self._final = (self._p.stats(), self._p.check(), self._p.summary())
-            self._p.close()
+            self._final = (self.stats(), self._p.check(), self._p.summary())
+            self._p.close(answer)
+
+    def batches(self, idle=None):
+        """The batches of the pipeline's BatchHandler (without batch=), in order: each a gnio.Batch
+        (rows through __dlpack__, result to fill, stream). A batch is answered when the next one is
+        asked for, on b.done(), or when it goes; its rows go back to gnio once it and every tensor
+        taken from it are gone. Ends once rx.max_packets were received and answered, the pipeline
+        stopped, or after idle seconds without a batch."""
+        while True:
+            b = self._p.next_batch(-1.0 if idle is None else float(idle))
+            if b is None:
+                return
+            yield b
 
     def wait(self, duration=None):
         """Wait until rx.max_packets were received and answered (True), or @p duration seconds (False)."""
@@ -188,8 +270,15 @@ class Pipeline:
         return self.stats()
 
     def stats(self):
-        """The statistics snapshot (gnio_pipeline_stats()) as a dict."""
-        return self._final[0] if self._final and self._p.closed else self._p.stats()
+        """The statistics snapshot (gnio_pipeline_stats()) as a dict; with a handler of Python, its
+        counts under "python", and gnio_batch_counts() under "batches"."""
+        if self._final and self._p.closed:
+            return self._final[0]
+        st = self._p.stats()
+        if self._p.handler is not None:
+            st["python"] = _gnio.handler_stats(self._p.handler)
+        st["batches"] = _gnio.batch_counts()
+        return st
 
     def check(self):
         """The end-of-run checks (gnio_pipeline_check()) as a dict; "ok" when all hold."""
@@ -239,7 +328,7 @@ class Pipeline:
         return self
 
     def __exit__(self, et, ev, tb):
-        self.close()
+        self.close(answer=et is None)
         return False
 
 

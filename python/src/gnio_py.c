@@ -21,6 +21,7 @@
 #include <gnio/gnio.h>
 
 #include "gnio_py.h"
+#include "py_handler.h"
 
 PyObject *gpy_error;
 
@@ -261,11 +262,15 @@ py_probe(PyObject *self, PyObject *args)
 		return NULL;
 	if (eal_state != EAL_UP)
 		return gpy_raise(ENODEV, "probe: the EAL is not running (make a Pipeline first)");
+	gpy_slot_reap(false);
 	/* (rte_dev_probe() of a device that exists logs an error and returns 0.) */
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(devargs, ","), devargs);
 	if (rte_eth_dev_get_port_by_name(name, &port) == 0)
 		Py_RETURN_FALSE;
 	Py_BEGIN_ALLOW_THREADS
+	/* A virtual device whose port a pipeline closed is still on its bus: removed first. */
+	if (strncmp(name, "net_", 4) == 0)
+		rte_eal_hotplug_remove("vdev", name);
 	ret = rte_dev_probe(devargs);
 	Py_END_ALLOW_THREADS
 	if (ret != 0) {
@@ -411,7 +416,8 @@ PyInit__gnio(void)
 	if (gpy_error == NULL || PyModule_AddObjectRef(m, "Error", gpy_error) != 0 ||
 			PyModule_AddIntConstant(m, "DROP_BIT", GNIO_VERDICT_DROP_BIT) != 0 ||
 			PyModule_AddIntConstant(m, "ITEM_UNIFORM", (long)GNIO_ITEM_UNIFORM) != 0 ||
-			gpy_pipeline_init(m) != 0) {
+			gpy_pipeline_init(m) != 0 || gpy_handler_init(m) != 0 ||
+			gpy_batch_init(m) != 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

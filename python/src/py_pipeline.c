@@ -19,12 +19,17 @@
 #include <gnio/gnio.h>
 
 #include "gnio_py.h"
+#include "py_handler.h"
+
+/* consumer.stall_ms at least, for a handler of Python (unless the configuration sets it). */
+#define GPY_STALL_MS 10000
 
 struct gpy_pipe {
 	PyObject_HEAD
 	struct gnio_pipeline *p;
 	struct gnio_conf conf;
 	PyObject *keep;                   /* the bytes that string fields point into */
+	struct gpy_slot *slot;            /* the handler of Python it runs, or NULL */
 	struct gpy_pipe *prev, *next;     /* the open pipelines */
 };
 
@@ -43,22 +48,51 @@ pipe_unlink(struct gpy_pipe *x)
 	x->prev = x->next = NULL;
 }
 
-/* Stop (if running) and destroy; the GIL let go meanwhile. The stop's result. */
+/*
+ * gnio_pipeline_stop(), the GIL let go meanwhile: a worker lcore may be
+ * running a handler of Python. The batch Python holds is answered (or
+ * dropped: @p answer false), those it will not take are dropped.
+ */
 static int
-pipe_close(struct gpy_pipe *x)
+pipe_stop_now(struct gpy_pipe *x, bool answer)
+{
+	struct gnio_pipeline *p = x->p;
+	int ret;
+
+	gpy_slot_stop_begin(x->slot, answer);
+	Py_BEGIN_ALLOW_THREADS
+	ret = gnio_pipeline_stop(p);
+	Py_END_ALLOW_THREADS
+	gpy_slot_stop_end(x->slot);
+	return ret;
+}
+
+/* Stop (if running) and destroy. The stop's result. */
+static int
+pipe_close(struct gpy_pipe *x, bool answer)
 {
 	struct gnio_pipeline *p = x->p;
 	int ret = 0;
 
 	if (p == NULL)
 		return 0;
+	if (gnio_pipeline_running(p))
+		ret = pipe_stop_now(x, answer);
 	x->p = NULL;
 	pipe_unlink(x);
+	if (x->slot != NULL && x->slot->gpu_keeps != 0) {
+		/* Batch tensors on the GPU are still held: their memory goes with the pipeline. */
+		x->slot->deferred = p;
+		x->slot = NULL;
+		return ret;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	if (gnio_pipeline_running(p))
-		ret = gnio_pipeline_stop(p);
 	gnio_pipeline_destroy(p);
 	Py_END_ALLOW_THREADS
+	if (x->slot != NULL) {
+		gpy_slot_release(x->slot);
+		x->slot = NULL;
+	}
 	return ret;
 }
 
@@ -66,7 +100,8 @@ void
 gpy_pipeline_close_all(void)
 {
 	while (open_pipes != NULL)
-		pipe_close(open_pipes);
+		pipe_close(open_pipes, false);
+	gpy_slot_reap(true);
 }
 
 static struct gnio_pipeline *
@@ -97,6 +132,8 @@ pipe_init(PyObject *self, PyObject *args, PyObject *kw)
 	struct gpy_pipe *x = (struct gpy_pipe *)self;
 	PyObject *eal, *items;
 	struct gnio_pipeline *p;
+	struct gpy_slot *slot;
+	bool stall_set = false;
 	char err[512];
 	Py_ssize_t n;
 
@@ -112,6 +149,7 @@ pipe_init(PyObject *self, PyObject *args, PyObject *kw)
 	}
 	if (gpy_eal_up(eal) != 0)
 		return -1;
+	gpy_slot_reap(false);
 	Py_CLEAR(x->keep);
 	x->keep = PyList_New(0);
 	if (x->keep == NULL)
@@ -135,6 +173,7 @@ pipe_init(PyObject *self, PyObject *args, PyObject *kw)
 		value = PyUnicode_AsUTF8AndSize(vb, NULL);
 		if (value == NULL)
 			return -1;
+		stall_set |= strcmp(key, "consumer.stall_ms") == 0;
 		ret = gnio_conf_set(&x->conf, key, value);
 		if (ret != 0) {
 			snprintf(err, sizeof(err), ret == -ENOENT ?
@@ -144,14 +183,25 @@ pipe_init(PyObject *self, PyObject *args, PyObject *kw)
 			return -1;
 		}
 	}
+	slot = gpy_slot_find(x->conf.consumer.handler);
+	if (slot != NULL) {
+		if (gpy_slot_use(slot) != 0)
+			return -1;
+		/* Python's first call of a model may take seconds: the watchdog waits longer. */
+		if (!stall_set && x->conf.consumer.stall_ms < GPY_STALL_MS)
+			x->conf.consumer.stall_ms = GPY_STALL_MS;
+	}
 	err[0] = '\0';
 	Py_BEGIN_ALLOW_THREADS
 	p = gnio_pipeline_create(&x->conf, err, sizeof(err));
 	Py_END_ALLOW_THREADS
 	if (p == NULL) {
+		if (slot != NULL)
+			gpy_slot_release(slot);
 		gpy_raise(rte_errno, err[0] != '\0' ? err : "the pipeline was not made");
 		return -1;
 	}
+	x->slot = slot;
 	x->p = p;
 	x->next = open_pipes;
 	if (open_pipes != NULL)
@@ -167,7 +217,7 @@ pipe_dealloc(PyObject *self)
 	PyTypeObject *tp = Py_TYPE(self);
 	freefunc f;
 
-	pipe_close(x);
+	pipe_close(x, true);
 	Py_CLEAR(x->keep);
 	f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
 	f(self);
@@ -198,7 +248,7 @@ pipe_poll(PyObject *self, PyObject *unused)
 	struct gnio_pipeline *p = pipe_get(x);
 	int ret;
 
-	if (p == NULL)
+	if (p == NULL || gpy_slot_check(x->slot) != 0)
 		return NULL;
 	ret = gnio_pipeline_poll(p);
 	if (ret < 0)
@@ -207,17 +257,17 @@ pipe_poll(PyObject *self, PyObject *unused)
 }
 
 static PyObject *
-pipe_stop(PyObject *self, PyObject *unused)
+pipe_stop(PyObject *self, PyObject *args)
 {
 	struct gpy_pipe *x = (struct gpy_pipe *)self;
 	struct gnio_pipeline *p = pipe_get(x);
-	int ret;
+	int answer = 1, ret;
 
-	if (p == NULL)
+	if (p == NULL || !PyArg_ParseTuple(args, "|p", &answer))
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = gnio_pipeline_stop(p);
-	Py_END_ALLOW_THREADS
+	if (!gnio_pipeline_running(p))
+		Py_RETURN_NONE;
+	ret = pipe_stop_now(x, answer);
 	if (ret == -ETIMEDOUT) {
 		char line[768];
 
@@ -232,10 +282,14 @@ pipe_stop(PyObject *self, PyObject *unused)
 }
 
 static PyObject *
-pipe_close_m(PyObject *self, PyObject *unused)
+pipe_close_m(PyObject *self, PyObject *args)
 {
 	struct gpy_pipe *x = (struct gpy_pipe *)self;
-	int ret = pipe_close(x);
+	int answer = 1, ret;
+
+	if (!PyArg_ParseTuple(args, "|p", &answer))
+		return NULL;
+	ret = pipe_close(x, answer);
 
 	if (ret != 0 && ret != -EALREADY)
 		return gpy_raise_errno(ret, "close: the stop before it");
@@ -258,12 +312,17 @@ pipe_wait(PyObject *self, PyObject *args)
 
 	if (p == NULL || !PyArg_ParseTuple(args, "|d", &duration))
 		return NULL;
+	if (gpy_slot_iterated(x->slot))
+		return gpy_raise(EINVAL, "the handler hands its batches to Pipeline.batches(): "
+				"iterate them");
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	t0 = (double)now.tv_sec + now.tv_nsec * 1e-9;
 	for (;;) {
 		struct gnio_stats st;
 		int ret = gnio_pipeline_poll(p);
 
+		if (gpy_slot_check(x->slot) != 0)
+			return NULL;
 		if (ret < 0)
 			return pipe_raise(x, ret, "the run failed");
 		if (ret == 1 && gnio_pipeline_stats(p, &st, NULL, 0) == 0 && st.in_flight == 0)
@@ -579,6 +638,32 @@ pipe_effective(PyObject *self, PyObject *unused)
 			c->consumer.stall_ms, "consumer.drain_ms", c->consumer.drain_ms);
 }
 
+/* The next batch of the pipeline's batch handler of Python (None: the run is over). */
+static PyObject *
+pipe_next_batch(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	double idle = -1;
+
+	if (p == NULL || !PyArg_ParseTuple(args, "|d", &idle))
+		return NULL;
+	if (x->slot == NULL)
+		return gpy_raise(EINVAL,
+				"batches(): the pipeline's handler is no handler of Python");
+	return gpy_slot_next(x->slot, p, idle);
+}
+
+static PyObject *
+pipe_handler(PyObject *self, void *unused)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+
+	if (x->slot == NULL)
+		Py_RETURN_NONE;
+	return PyUnicode_FromString(x->slot->name);
+}
+
 static PyObject *
 pipe_error(PyObject *self, PyObject *unused)
 {
@@ -607,8 +692,16 @@ static PyMethodDef pipe_methods[] = {
 	{ "poll", pipe_poll, METH_NOARGS,
 		"poll() -> int: 0 running, 1 rx.max_packets received; raises gnio.Error when\n"
 		"the run failed." },
-	{ "stop", pipe_stop, METH_NOARGS, "stop(): stop and drain; raises when the drain failed." },
-	{ "close", pipe_close_m, METH_NOARGS, "close(): stop if running, then free the pipeline." },
+	{ "stop", pipe_stop, METH_VARARGS,
+		"stop(answer=True): stop and drain; raises when the drain failed. The batch\n"
+		"Python holds is answered (answer) or dropped; those it did not take are\n"
+		"dropped." },
+	{ "close", pipe_close_m, METH_VARARGS,
+		"close(answer=True): stop if running, then free the pipeline." },
+	{ "next_batch", pipe_next_batch, METH_VARARGS,
+		"next_batch(idle=-1) -> Batch | None: the next batch of the pipeline's batch\n"
+		"handler of Python (the one before it answered); None once the run is over or\n"
+		"after idle seconds." },
 	{ "wait", pipe_wait, METH_VARARGS,
 		"wait(duration=-1) -> bool: True once rx.max_packets were received and nothing\n"
 		"is in flight, False when duration seconds passed first." },
@@ -632,6 +725,8 @@ static PyMethodDef pipe_methods[] = {
 static PyGetSetDef pipe_getset[] = {
 	{ "running", pipe_running, NULL, "whether it forwards", NULL },
 	{ "closed", pipe_closed, NULL, "whether close() ran", NULL },
+	{ "handler", pipe_handler, NULL, "the name of the handler of Python it runs, or None",
+		NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
