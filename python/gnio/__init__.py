@@ -15,12 +15,13 @@ raises gnio.Error, whose str() is the library's one-line reason.
 """
 import atexit
 import shlex
+import time
 
 from . import _gnio
 from ._gnio import Error
 
-__all__ = ["Error", "Conf", "Pipeline", "BatchHandler", "Batch", "Tensor", "batch_counts",
-           "version", "consumers", "handlers", "drop", "is_drop",
+__all__ = ["Error", "Conf", "Pipeline", "Handler", "BatchHandler", "Batch", "Tensor", "Events",
+           "batch_counts", "version", "consumers", "handlers", "drop", "is_drop",
            "drop_reason", "DROP_REASONS", "eal_cleanup", "eal_running", "probe"]
 
 version = _gnio.version
@@ -137,6 +138,85 @@ def _np_type(code, bits):
     return np.dtype("<%s%d" % (kind, bits // 8))
 
 
+class Handler:
+    """A host handler written in Python: fn(packets, rx_port, tx_port) -> verdicts.
+
+    The host consumer calls fn once a burst-queue item on its worker lcore (with the GIL):
+    packets a list of NumPy uint8 arrays, each a packet's first segment in gnio's memory (change
+    them in place: that is what is sent), valid during the call only; the verdicts any array-like
+    of one integer a packet: a port to send it to (tx_port: the paired port, rx_port: back where
+    it came in) or gnio.drop(reason). The slow path, for prototypes: bench/py-handler-bench
+    measures it beside the C handlers. The name is what conf "consumer.handler" names.
+    """
+
+    def __init__(self, name, fn, help=""):
+        _gnio.register_handler(name, help or "a handler in Python", fn)
+        self.name = name
+        self.fn = fn
+
+    def stats(self):
+        """Its counts: calls, errors (calls that raised or whose verdicts were wrong)."""
+        return _gnio.handler_stats(self.name)
+
+    def __repr__(self):
+        return "gnio.Handler(%r, %r)" % (self.name, self.fn)
+
+
+class Events:
+    """A pipeline's event channels (gnio_state.h) with records of a NumPy structured type.
+
+    Handlers push records (a C handler with gnio_event_push() on the channel ring(gpu) whose
+    address it finds in its state; Python with push()); the application drains them: drain()
+    as an array, or iterating, one NumPy record at a time, until the run is over.
+    """
+
+    def __init__(self, pipeline, dtype, nb_records):
+        import numpy as np
+        self.dtype = np.dtype(dtype)
+        self._pl = pipeline
+        self._final = None
+        pipeline._p.events_create(self.dtype.itemsize, nb_records)
+        pipeline._events.append(self)
+
+    def ring(self, gpu=0):
+        """The address of GPU gpu's channel (struct gnio_event_ring *), for a C handler's state."""
+        return self._pl._p.events_ring(gpu)
+
+    def push(self, record, gpu=0):
+        """Push a record (a NumPy record or bytes of the record's size); False when the channel
+        was full (the record is dropped and counted). Channels in host memory only: consumers
+        host and cuda-batch."""
+        import numpy as np
+        b = record.tobytes() if isinstance(record, (np.void, np.ndarray)) else bytes(record)
+        return self._pl._p.events_push(gpu, b)
+
+    def drain(self, max_records=4096):
+        """The records waiting, at most max_records, as an array of the type (in push order per GPU)."""
+        import numpy as np
+        return np.frombuffer(self._pl._p.events_drain(max_records), dtype=self.dtype)
+
+    def counts(self):
+        """pushed, dropped (the channel full), drained, pending, incomplete (after close: at close)."""
+        return self._final if self._pl.closed else self._pl._p.events_counts()
+
+    def __iter__(self):
+        """Each record as a NumPy record, until the run is over (rx.max_packets received and
+        answered, or stopped) and no record is left."""
+        while True:
+            recs = self.drain()
+            for r in recs:
+                yield r
+            if len(recs):
+                continue
+            if not self._pl.running or (self._pl.poll() == 1 and self._pl.stats()["in_flight"] == 0):
+                rest = self.drain()
+                for r in rest:
+                    yield r
+                if not len(rest):
+                    return
+            time.sleep(0.001)
+
+
 class BatchHandler:
     """A batch handler (<gnio/gnio_batch.h>) whose batches go to Python as DLPack tensors.
 
@@ -214,6 +294,7 @@ class Pipeline:
             c = Conf(c).set("consumer.handler", handler if isinstance(handler, str) else handler.name)
         self.conf = c
         self._final = None
+        self._events = []
         self._p = _gnio.Pipeline(_eal(eal_args), c.items())
 
     def start(self):
@@ -240,7 +321,27 @@ class Pipeline:
                 self._p.stop(answer)
         finally:
             self._final = (self.stats(), self._p.check(), self._p.summary())
+            for e in self._events:
+                e._final = e.counts()
             self._p.close(answer)
+
+    def state_alloc(self, init):
+        """Every GPU's copy of the handler's state (gnio_pipeline_state_alloc()): init, bytes or a
+        NumPy array, its first contents. While stopped."""
+        self._p.state_alloc(init.tobytes() if hasattr(init, "tobytes") else bytes(init))
+
+    def state_read(self, offset, length, gpu=0):
+        """length bytes of GPU gpu's state at offset (while running too)."""
+        return self._p.state_read(gpu, offset, length)
+
+    def state_write(self, offset, data, gpu=0):
+        """Write data (bytes or a NumPy array) into GPU gpu's state at offset."""
+        self._p.state_write(gpu, offset, data.tobytes() if hasattr(data, "tobytes") else bytes(data))
+
+    def events(self, dtype, nb_records=1024):
+        """Make the event channels (one a GPU; once, while stopped) for records of NumPy type
+        dtype, nb_records each (a power of two): a gnio.Events."""
+        return Events(self, dtype, nb_records)
 
     def batches(self, idle=None):
         """The batches of the pipeline's BatchHandler (without batch=), in order: each a gnio.Batch

@@ -106,23 +106,22 @@ call_failed(PyObject **t, PyObject **v, PyObject **tb)
 }
 
 /*
- * The call is over: the memory goes back to gnio. A view still held (the
- * handler kept an array of it) cannot be taken back: false, and the caller
- * says so.
+ * The call is over: the memory goes back to gnio. An array of it that the
+ * handler kept (or a view of one: NumPy makes the array their base) cannot
+ * be taken back: false, and the caller says so. Takes @p a (ours) and @p mv.
  */
 static bool
-view_end(PyObject *mv)
+view_end(PyObject *a, PyObject *mv)
 {
 	PyObject *r;
-	bool ok = true;
+	bool ok = a == NULL || Py_REFCNT(a) == 1;
 
+	Py_XDECREF(a);
 	if (mv == NULL)
-		return true;
+		return ok;
 	r = PyObject_CallMethod(mv, "release", NULL);
-	if (r == NULL) {
+	if (r == NULL)
 		PyErr_Clear();
-		ok = false;
-	}
 	Py_XDECREF(r);
 	Py_DECREF(mv);
 	return ok;
@@ -228,7 +227,8 @@ host_item(struct gpy_slot *s, void *const *mbufs, uint32_t nb, uint16_t rx_port,
 		uint16_t *verdicts)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
-	PyObject **mv = calloc(nb + 1u, sizeof(*mv));
+	PyObject **mv = calloc(2 * (nb + 1u), sizeof(*mv));
+	PyObject **arr = mv != NULL ? mv + nb + 1 : NULL;
 	PyObject *list = PyList_New(nb), *r = NULL, *et = NULL, *ev = NULL, *etb = NULL;
 	uint16_t first = 0, differ = 0;
 	bool kept = false;
@@ -242,6 +242,8 @@ host_item(struct gpy_slot *s, void *const *mbufs, uint32_t nb, uint16_t rx_port,
 
 		if (a == NULL)
 			goto fail;
+		arr[i] = a;
+		Py_INCREF(a);
 		PyList_SetItem(list, i, a);
 	}
 	r = PyObject_CallFunction(s->fn, "OII", list, (unsigned int)rx_port,
@@ -250,7 +252,7 @@ host_item(struct gpy_slot *s, void *const *mbufs, uint32_t nb, uint16_t rx_port,
 	if (r == NULL)
 		call_failed(&et, &ev, &etb);
 	for (uint32_t i = 0; i < nb; i++)
-		kept |= !view_end(mv[i]);
+		kept |= !view_end(arr[i], mv[i]);
 	free(mv);
 	mv = NULL;
 	if (r == NULL) {
@@ -274,10 +276,10 @@ host_item(struct gpy_slot *s, void *const *mbufs, uint32_t nb, uint16_t rx_port,
 fail:
 	slot_failed(s, "packets");
 	Py_XDECREF(r);
-	Py_XDECREF(list);
+	Py_CLEAR(list);
 	if (mv != NULL) {
 		for (uint32_t i = 0; i < nb; i++)
-			view_end(mv[i]);
+			view_end(arr[i], mv[i]);
 		free(mv);
 	}
 	PyGILState_Release(g);
@@ -302,11 +304,9 @@ py_row(struct gpy_slot *s, struct gnio_pkt *pk, void *row)
 	if (ra != NULL)
 		r = PyObject_CallFunction(s->row, "OOII", pa, ra, (unsigned int)pk->rx_port,
 				(unsigned int)pk->tx_port);
-	Py_XDECREF(pa);
-	Py_XDECREF(ra);
 	if (PyErr_Occurred())
 		call_failed(&et, &ev, &etb);
-	kept = !view_end(pmv) | !view_end(rmv);
+	kept = !view_end(pa, pmv) | !view_end(ra, rmv);
 	if (et != NULL) {
 		PyErr_Restore(et, ev, etb);
 		kept = false;
@@ -347,11 +347,9 @@ py_answer(struct gpy_slot *s, struct gnio_pkt *pk, const void *out_row)
 	if (oa != NULL)
 		r = PyObject_CallFunction(s->answer, "OOII", pa, oa, (unsigned int)pk->rx_port,
 				(unsigned int)pk->tx_port);
-	Py_XDECREF(pa);
-	Py_XDECREF(oa);
 	if (PyErr_Occurred())
 		call_failed(&et, &ev, &etb);
-	kept = !view_end(pmv) | !view_end(omv);
+	kept = !view_end(pa, pmv) | !view_end(oa, omv);
 	if (et != NULL) {
 		PyErr_Restore(et, ev, etb);
 		kept = false;

@@ -16,6 +16,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 
+#include <gnio/device/gnio_events.h>
 #include <gnio/gnio.h>
 
 #include "gnio_py.h"
@@ -30,6 +31,8 @@ struct gpy_pipe {
 	struct gnio_conf conf;
 	PyObject *keep;                   /* the bytes that string fields point into */
 	struct gpy_slot *slot;            /* the handler of Python it runs, or NULL */
+	struct gnio_events *ev;           /* its event channels, or NULL */
+	uint32_t ev_rec;                  /* bytes a record */
 	struct gpy_pipe *prev, *next;     /* the open pipelines */
 };
 
@@ -79,6 +82,7 @@ pipe_close(struct gpy_pipe *x, bool answer)
 	if (gnio_pipeline_running(p))
 		ret = pipe_stop_now(x, answer);
 	x->p = NULL;
+	x->ev = NULL;
 	pipe_unlink(x);
 	if (x->slot != NULL && x->slot->gpu_keeps != 0) {
 		/* Batch tensors on the GPU are still held: their memory goes with the pipeline. */
@@ -638,6 +642,196 @@ pipe_effective(PyObject *self, PyObject *unused)
 			c->consumer.stall_ms, "consumer.drain_ms", c->consumer.drain_ms);
 }
 
+/* ---- the handler's state and the event channels (gnio_state.h) ---- */
+
+/* state_alloc(init: bytes): every GPU's copy of the handler's state. */
+static PyObject *
+pipe_state_alloc(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	Py_buffer b;
+	int ret;
+
+	if (p == NULL || !PyArg_ParseTuple(args, "y*", &b))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = gnio_pipeline_state_alloc(p, (size_t)b.len, b.buf);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&b);
+	if (ret != 0)
+		return gpy_raise_errno(ret, "state_alloc");
+	Py_RETURN_NONE;
+}
+
+/* state_read(gpu, offset, length) -> bytes */
+static PyObject *
+pipe_state_read(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	unsigned int g;
+	Py_ssize_t off, len;
+	PyObject *out;
+	void *buf;
+	int ret;
+
+	if (p == NULL || !PyArg_ParseTuple(args, "Inn", &g, &off, &len))
+		return NULL;
+	if (off < 0 || len < 0 || g > UINT16_MAX)
+		return gpy_raise(EINVAL, "state_read: no such GPU or range");
+	buf = malloc((size_t)len + 1);
+	if (buf == NULL)
+		return PyErr_NoMemory();
+	ret = gnio_pipeline_state_read(p, (uint16_t)g, (size_t)off, buf, (size_t)len);
+	out = ret == 0 ? PyBytes_FromStringAndSize(buf, len) : gpy_raise_errno(ret, "state_read");
+	free(buf);
+	return out;
+}
+
+/* state_write(gpu, offset, data) */
+static PyObject *
+pipe_state_write(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	unsigned int g;
+	Py_ssize_t off;
+	Py_buffer b;
+	int ret;
+
+	if (p == NULL || !PyArg_ParseTuple(args, "Iny*", &g, &off, &b))
+		return NULL;
+	ret = off < 0 || g > UINT16_MAX ? -EINVAL :
+		gnio_pipeline_state_write(p, (uint16_t)g, (size_t)off, b.buf, (size_t)b.len);
+	PyBuffer_Release(&b);
+	if (ret != 0)
+		return gpy_raise_errno(ret, "state_write");
+	Py_RETURN_NONE;
+}
+
+/* events_create(rec_size, nb_records) */
+static PyObject *
+pipe_events_create(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_pipeline *p = pipe_get(x);
+	unsigned int rec, nb;
+	char line[256];
+
+	if (p == NULL || !PyArg_ParseTuple(args, "II", &rec, &nb))
+		return NULL;
+	x->ev = gnio_pipeline_events_create(p, rec, nb);
+	if (x->ev == NULL) {
+		snprintf(line, sizeof(line), "events(%u-byte records, %u a channel): %s", rec, nb,
+				rte_strerror(rte_errno));
+		return gpy_raise(rte_errno, line);
+	}
+	x->ev_rec = rec;
+	Py_RETURN_NONE;
+}
+
+static struct gnio_events *
+pipe_events(struct gpy_pipe *x)
+{
+	if (pipe_get(x) == NULL)
+		return NULL;
+	if (x->ev == NULL)
+		gpy_raise(ENOENT, "no event channels (Pipeline.events() makes them)");
+	return x->ev;
+}
+
+/* events_ring(gpu) -> int: the channel a handler of GPU gpu pushes to (its address). */
+static PyObject *
+pipe_events_ring(PyObject *self, PyObject *args)
+{
+	struct gnio_events *ev = pipe_events((struct gpy_pipe *)self);
+	const struct gnio_event_ring *r;
+	unsigned int g = 0;
+
+	if (ev == NULL || !PyArg_ParseTuple(args, "|I", &g))
+		return NULL;
+	r = g <= UINT16_MAX ? gnio_events_ring(ev, (uint16_t)g) : NULL;
+	if (r == NULL)
+		return gpy_raise(EINVAL, "events: no such GPU index");
+	return PyLong_FromVoidPtr((void *)(uintptr_t)r);
+}
+
+/*
+ * events_push(gpu, record): push one record as a handler does
+ * (gnio_event_push()); False when the channel was full (counted). Only
+ * where the channel is host memory: the host consumer's and cuda-batch's.
+ */
+static PyObject *
+pipe_events_push(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_events *ev = pipe_events(x);
+	const struct gnio_event_ring *r;
+	const char *cons;
+	unsigned int g;
+	uint8_t rec[1024];
+	Py_buffer b;
+
+	if (ev == NULL || !PyArg_ParseTuple(args, "Iy*", &g, &b))
+		return NULL;
+	cons = gnio_pipeline_conf(x->p)->consumer.name;
+	r = g <= UINT16_MAX ? gnio_events_ring(ev, (uint16_t)g) : NULL;
+	if (r == NULL || (size_t)b.len != x->ev_rec || b.len > (Py_ssize_t)sizeof(rec) ||
+			cons == NULL ||
+			(strcmp(cons, "host") != 0 && strcmp(cons, "cuda-batch") != 0)) {
+		PyBuffer_Release(&b);
+		return gpy_raise(EINVAL, r == NULL ? "events: no such GPU index" :
+				(size_t)b.len != x->ev_rec ? "events: a record of another size" :
+				"events: Python pushes where the channel is host memory (consumers "
+				"host and cuda-batch)");
+	}
+	memcpy(rec, b.buf, (size_t)b.len);
+	PyBuffer_Release(&b);
+	return PyBool_FromLong(gnio_event_push(r, rec) == 0);
+}
+
+/* events_drain(max) -> bytes: up to max records, in push order per GPU. */
+static PyObject *
+pipe_events_drain(PyObject *self, PyObject *args)
+{
+	struct gpy_pipe *x = (struct gpy_pipe *)self;
+	struct gnio_events *ev = pipe_events(x);
+	unsigned int max;
+	PyObject *out;
+	uint32_t n;
+	void *buf;
+
+	if (ev == NULL || !PyArg_ParseTuple(args, "I", &max))
+		return NULL;
+	buf = malloc((size_t)max * x->ev_rec + 1);
+	if (buf == NULL)
+		return PyErr_NoMemory();
+	n = gnio_events_drain(ev, buf, max);
+	out = PyBytes_FromStringAndSize(buf, (Py_ssize_t)n * x->ev_rec);
+	free(buf);
+	return out;
+}
+
+static PyObject *
+pipe_events_counts(PyObject *self, PyObject *unused)
+{
+	struct gnio_events *ev = pipe_events((struct gpy_pipe *)self);
+	struct gnio_events_counts c;
+	int ret;
+
+	if (ev == NULL)
+		return NULL;
+	ret = gnio_events_counts(ev, &c);
+	if (ret != 0)
+		return gpy_raise_errno(ret, "events: counts");
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "pushed", (unsigned long long)c.pushed,
+			"dropped", (unsigned long long)c.dropped,
+			"drained", (unsigned long long)c.drained,
+			"pending", (unsigned long long)c.pending,
+			"incomplete", (unsigned long long)c.incomplete);
+}
+
 /* The next batch of the pipeline's batch handler of Python (None: the run is over). */
 static PyObject *
 pipe_next_batch(PyObject *self, PyObject *args)
@@ -719,6 +913,22 @@ static PyMethodDef pipe_methods[] = {
 	{ "effective", pipe_effective, METH_NOARGS,
 		"effective() -> dict: fields of the configuration in effect." },
 	{ "error", pipe_error, METH_NOARGS, "error() -> str: the consumer's last error." },
+	{ "state_alloc", pipe_state_alloc, METH_VARARGS,
+		"state_alloc(init: bytes): gnio_pipeline_state_alloc() (stopped)." },
+	{ "state_read", pipe_state_read, METH_VARARGS,
+		"state_read(gpu, offset, length) -> bytes: gnio_pipeline_state_read()." },
+	{ "state_write", pipe_state_write, METH_VARARGS,
+		"state_write(gpu, offset, data): gnio_pipeline_state_write()." },
+	{ "events_create", pipe_events_create, METH_VARARGS,
+		"events_create(rec_size, nb_records): gnio_pipeline_events_create()." },
+	{ "events_ring", pipe_events_ring, METH_VARARGS,
+		"events_ring(gpu=0) -> int: the address of GPU gpu's channel (for the state)." },
+	{ "events_push", pipe_events_push, METH_VARARGS,
+		"events_push(gpu, record: bytes) -> bool: gnio_event_push() (host memory only)." },
+	{ "events_drain", pipe_events_drain, METH_VARARGS,
+		"events_drain(max) -> bytes: gnio_events_drain()." },
+	{ "events_counts", pipe_events_counts, METH_NOARGS,
+		"events_counts() -> dict: gnio_events_counts()." },
 	{ NULL, NULL, 0, NULL },
 };
 
