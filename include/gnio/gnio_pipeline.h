@@ -205,6 +205,36 @@ size_t gnio_conf_size(void);
  */
 int gnio_conf_set(struct gnio_conf *c, const char *key, const char *value);
 
+/** The string values of a configuration file (gnio_conf_file_load()). */
+struct gnio_conf_file;
+
+/**
+ * Set the fields a YAML file names, each as gnio_conf_set() does, under the
+ * same names: a mapping of struct gnio_conf's parts to their fields
+ * ("rx: {burst: 64}"), or of full names ("rx.burst: 64"), or both; each value
+ * a scalar. Fields the file leaves out keep their values, so what is set
+ * afterwards (an application's options) overrides the file. A file with an
+ * error changes nothing.
+ * @param c the configuration (gnio_conf_defaults() first)
+ * @param path the YAML file
+ * @param err filled with a one-line reason on failure, naming the file, its
+ *   line and the field: "FILE:LINE: rx.burst: \"x\" is not a value of it"
+ * @param err_len size of @p err
+ * @return the file's string values, which string fields of @p c now point
+ *   into: free them with gnio_conf_file_free() once the pipeline made from
+ *   @p c is destroyed; or NULL with rte_errno: ENOENT (no such file) or
+ *   another error of opening it, EINVAL (not YAML, not a mapping, no such
+ *   field, not a value of the field), ENOMEM
+ */
+struct gnio_conf_file *gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err,
+		size_t err_len);
+
+/**
+ * Free what gnio_conf_file_load() kept.
+ * @param f the file's values (NULL: nothing happens)
+ */
+void gnio_conf_file_free(struct gnio_conf_file *f);
+
 /** Counters of one port (or of the whole pipeline). */
 struct gnio_counts {
 	uint64_t rx;                          /**< received */

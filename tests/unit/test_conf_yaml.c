@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gnio_conf_file_load(): a YAML file sets gnio_conf's fields by the names
+ * gnio_conf_set() knows, nested by part or by full name, strings kept until
+ * gnio_conf_file_free(); fields it leaves out keep their values; an empty
+ * file sets nothing; a field that does not exist, a value that is not one of
+ * its field's, a list, a value left empty, text that is not YAML or not a
+ * mapping and a file that is not there are refused with one line naming the
+ * file, the line and the field, and change nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+
+#include <gnio/gnio.h>
+
+#include "gnio_test.h"
+
+static char path[64];
+
+static void
+write_file(const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	REQUIRE(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* @p text refused with an error containing @p want, errno @p e; @p c unchanged. */
+static void
+refused(struct gnio_conf *c, const char *text, const char *want, int e)
+{
+	struct gnio_conf before = *c;
+	struct gnio_conf_file *f;
+	char err[256];
+
+	write_file(text);
+	f = gnio_conf_file_load(c, path, err, sizeof(err));
+	CHECK(f == NULL && rte_errno == e);
+	CHECK(strstr(err, want) != NULL && strchr(err, '\n') == NULL);
+	CHECK(memcmp(&before, c, sizeof(before)) == 0);
+	if (f != NULL || strstr(err, want) == NULL)
+		printf("  %s: got \"%s\", want \"%s\"\n", text, err, want);
+	gnio_conf_file_free(f);
+}
+
+int
+main(void)
+{
+	struct gnio_conf c, d;
+	struct gnio_conf_file *f;
+	char err[256], want[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/gnio-conf-XXXXXX");
+	fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	gnio_conf_defaults(&c);
+	c.queue.flush_us = 7;
+	write_file("# a run\n"
+			"rx:\n  burst: 64\n  max_packets: 1082\n  overload: backpressure\n"
+			"consumer:\n  name: host\n  handler: \"infer-batch\"\n"
+			"queue.item_pkts: 256\n"
+			"mem: {mode: pinned}\n"
+			"gpu.name: host\n");
+	f = gnio_conf_file_load(&c, path, err, sizeof(err));
+	REQUIRE(f != NULL);
+	CHECK(c.rx.burst == 64 && c.rx.max_packets == 1082 && c.rx.overload == GNIO_OVERLOAD_BACKPRESSURE);
+	CHECK(strcmp(c.consumer.name, "host") == 0 && strcmp(c.consumer.handler, "infer-batch") == 0);
+	CHECK(c.queue.item_pkts == 256 && c.mem.mode == GNIO_MEM_PINNED && strcmp(c.gpu.name, "host") == 0);
+	CHECK(c.queue.flush_us == 7);                     /* not in the file: kept */
+	/* The file's strings live in f, not in the file: rewritten, they stand. */
+	write_file("consumer: {name: cuda}\n");
+	CHECK(strcmp(c.consumer.name, "host") == 0);
+	/* Options after the file override it (gnio_conf_set() on the same fields). */
+	CHECK(gnio_conf_set(&c, "rx.burst", "32") == 0 && c.rx.burst == 32);
+
+	d = c;
+	write_file("");
+	gnio_conf_file_free(f);
+	f = gnio_conf_file_load(&c, path, err, sizeof(err));
+	CHECK(f != NULL && memcmp(&c, &d, sizeof(c)) == 0);
+	gnio_conf_file_free(f);
+	write_file("# nothing but a comment\n");
+	f = gnio_conf_file_load(&c, path, err, sizeof(err));
+	CHECK(f != NULL && memcmp(&c, &d, sizeof(c)) == 0);
+	gnio_conf_file_free(f);
+
+	snprintf(want, sizeof(want), "%s:3: rx.bursts: no such field of gnio_conf", path);
+	refused(&c, "rx:\n  burst: 8\n  bursts: 8\n", want, EINVAL);
+	snprintf(want, sizeof(want), "%s:1: rx.burst: \"x1\" is not a value of it", path);
+	refused(&c, "rx.burst: x1\n", want, EINVAL);
+	refused(&c, "rx: {burst: 70000}\n", "rx.burst: \"70000\" is not a value of it", EINVAL);
+	refused(&c, "mem:\n  mode: vram\n", ":2: mem.mode: \"vram\" is not a value of it", EINVAL);
+	refused(&c, "rx: {burst: 16}\nconsumer: {nope: 1}\n", ":2: consumer.nope: no such field", EINVAL);
+	refused(&c, "rx:\n  burst: [1, 2]\n", ":2: rx.burst: a list is not a value of it", EINVAL);
+	refused(&c, "rx:\n  burst:\n", ":2: rx.burst: no value given", EINVAL);
+	refused(&c, "rx:\n  nested:\n    deeper: 1\n", "rx.nested: no such field of gnio_conf", EINVAL);
+	refused(&c, "- rx.burst\n", ":1: not a mapping of gnio_conf's fields", EINVAL);
+	refused(&c, "rx: {burst: 16\n", ": not YAML: ", EINVAL);
+	refused(&c, "rx:\n\tburst: 16\n", ": not YAML: ", EINVAL);
+	unlink(path);
+	CHECK(gnio_conf_file_load(&c, path, err, sizeof(err)) == NULL && rte_errno == ENOENT &&
+			strstr(err, "No such file") != NULL);
+	CHECK(gnio_conf_file_load(NULL, path, err, sizeof(err)) == NULL && rte_errno == EINVAL);
+	gnio_conf_file_free(NULL);
+	CHECK(memcmp(&c, &d, sizeof(c)) == 0);
+	return gnio_test_finish("test_conf_yaml");
+}
