@@ -14,6 +14,7 @@ dict (flat, or nested by part: {"rx": {"burst": 32}}) or a Conf. Every error of 
 raises gnio.Error, whose str() is the library's one-line reason.
 """
 import atexit
+import os
 import shlex
 import time
 
@@ -88,7 +89,8 @@ class Conf:
     """A pipeline's configuration: struct gnio_conf's fields by the names gnio_conf_set() knows.
 
     Each field is checked by the library when it is set (a bad field or value raises
-    gnio.Error naming it); what is set later overrides what was set before.
+    gnio.Error naming it); what is set later overrides what was set before. Conf.load(path)
+    reads a YAML file of the same names (gnio_conf_file_load()).
     """
 
     def __init__(self, fields=None, **kw):
@@ -105,19 +107,36 @@ class Conf:
         self._items.append((key, text))
         return self
 
+    @classmethod
+    def load(cls, path):
+        """A Conf of the fields a YAML file sets: a mapping of gnio_conf's parts to their fields
+        ("rx: {burst: 64}") or of full names ("rx.burst: 64"), read and checked by the library
+        (a bad field or value raises gnio.Error naming the file, line and field). The file is
+        read again when a Pipeline is made; what is set after it overrides it."""
+        return cls().include(path)
+
+    def include(self, path):
+        """Apply a YAML file's fields here (after what is set so far); returns the Conf."""
+        path = os.fspath(path)
+        _gnio.conf_file_check(path)
+        self._items.append((path,))
+        return self
+
     def update(self, fields):
         """Set the fields of a dict (flat or nested by part) or of another Conf."""
-        pairs = fields.items() if isinstance(fields, Conf) else _flatten(fields)
-        for k, v in pairs:
+        if isinstance(fields, Conf):
+            self._items += fields.items()
+            return self
+        for k, v in _flatten(fields):
             self.set(k, v)
         return self
 
     def items(self):
-        """The (key, value) pairs, in the order they are applied."""
+        """What is applied, in order: (key, value) pairs and (path,) of YAML files."""
         return list(self._items)
 
     def __repr__(self):
-        return "gnio.Conf(%r)" % dict(self._items)
+        return "gnio.Conf(%r)" % [i if len(i) == 2 else ("file", i[0]) for i in self._items]
 
 
 def _dl_type(t):
@@ -268,7 +287,9 @@ def _conf(conf):
         return conf
     if isinstance(conf, dict):
         return Conf(conf)
-    raise TypeError("conf: a dict or a gnio.Conf, not %s" % type(conf).__name__)
+    if isinstance(conf, (str, os.PathLike)):
+        return Conf.load(conf)
+    raise TypeError("conf: a dict, a gnio.Conf or a YAML file's path, not %s" % type(conf).__name__)
 
 
 def _eal(eal_args):
@@ -284,7 +305,7 @@ class Pipeline:
 
     Pipeline(eal_args, conf): eal_args the EAL's arguments (a list, or one string split as a
     shell would), needed by the first Pipeline of a process, which starts the EAL; conf a dict,
-    a Conf or None (the defaults). Used as a context manager it is started on entry, stopped
+    a Conf, a YAML file's path or None (the defaults). Used as a context manager it is started on entry, stopped
     (drained) and closed on exit, also when the block raises (Ctrl-C included).
     """
 

@@ -374,6 +374,25 @@ py_conf_check(PyObject *self, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* gnio_conf_file_load() on a scratch configuration: None, or the error raised. */
+static PyObject *
+py_conf_file_check(PyObject *self, PyObject *args)
+{
+	struct gnio_conf_file *f;
+	struct gnio_conf c;
+	const char *path;
+	char err[512];
+
+	if (!PyArg_ParseTuple(args, "s", &path))
+		return NULL;
+	gnio_conf_defaults(&c);
+	f = gnio_conf_file_load(&c, path, err, sizeof(err));
+	if (f == NULL)
+		return gpy_raise(rte_errno, err);
+	gnio_conf_file_free(f);
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef gpy_methods[] = {
 	{ "version", py_version, METH_NOARGS, "version() -> str: the library's version." },
 	{ "eal_cleanup", py_eal_cleanup, METH_NOARGS,
@@ -392,6 +411,8 @@ static PyMethodDef gpy_methods[] = {
 		"drop_reasons() -> list[tuple[str, str]]: (counter name, help) by reason number." },
 	{ "conf_check", py_conf_check, METH_VARARGS,
 		"conf_check(key, value): raise gnio.Error unless gnio_conf_set() takes it." },
+	{ "conf_file_check", py_conf_file_check, METH_VARARGS,
+		"conf_file_check(path): raise gnio.Error unless gnio_conf_file_load() takes it." },
 	{ NULL, NULL, 0, NULL },
 };
 

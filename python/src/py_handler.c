@@ -804,6 +804,12 @@ gpy_slot_reap(bool all)
 		Py_BEGIN_ALLOW_THREADS
 		gnio_pipeline_destroy(p);
 		Py_END_ALLOW_THREADS
+		Py_CLEAR(s->deferred_keep);
+		for (unsigned int k = 0; k < s->deferred_nb_files; k++)
+			gnio_conf_file_free(s->deferred_files[k]);
+		free(s->deferred_files);
+		s->deferred_files = NULL;
+		s->deferred_nb_files = 0;
 		s->busy = 0;
 	}
 }

@@ -63,6 +63,9 @@ struct gpy_slot {
 	 */
 	uint64_t gpu_keeps;
 	struct gnio_pipeline *deferred;
+	PyObject *deferred_keep;             /* what its string fields point into */
+	struct gnio_conf_file **deferred_files;
+	unsigned int deferred_nb_files;
 };
 
 extern struct gpy_slot gpy_slots[GPY_SLOTS];

@@ -29,7 +29,9 @@ struct gpy_pipe {
 	PyObject_HEAD
 	struct gnio_pipeline *p;
 	struct gnio_conf conf;
-	PyObject *keep;                   /* the bytes that string fields point into */
+	PyObject *keep;                   /* the str that string fields point into */
+	struct gnio_conf_file **files;    /* ... and the configuration files' values */
+	unsigned int nb_files;
 	struct gpy_slot *slot;            /* the handler of Python it runs, or NULL */
 	struct gnio_events *ev;           /* its event channels, or NULL */
 	uint32_t ev_rec;                  /* bytes a record */
@@ -49,6 +51,18 @@ pipe_unlink(struct gpy_pipe *x)
 	if (x->next != NULL)
 		x->next->prev = x->prev;
 	x->prev = x->next = NULL;
+}
+
+/* What the configuration's string fields point into, once the pipeline is destroyed. */
+static void
+pipe_free_conf(struct gpy_pipe *x)
+{
+	Py_CLEAR(x->keep);
+	for (unsigned int i = 0; i < x->nb_files; i++)
+		gnio_conf_file_free(x->files[i]);
+	free(x->files);
+	x->files = NULL;
+	x->nb_files = 0;
 }
 
 /*
@@ -87,12 +101,19 @@ pipe_close(struct gpy_pipe *x, bool answer)
 	if (x->slot != NULL && x->slot->gpu_keeps != 0) {
 		/* Batch tensors on the GPU are still held: their memory goes with the pipeline. */
 		x->slot->deferred = p;
+		x->slot->deferred_keep = x->keep;
+		x->keep = NULL;
+		x->slot->deferred_files = x->files;
+		x->slot->deferred_nb_files = x->nb_files;
+		x->files = NULL;
+		x->nb_files = 0;
 		x->slot = NULL;
 		return ret;
 	}
 	Py_BEGIN_ALLOW_THREADS
 	gnio_pipeline_destroy(p);
 	Py_END_ALLOW_THREADS
+	pipe_free_conf(x);
 	if (x->slot != NULL) {
 		gpy_slot_release(x->slot);
 		x->slot = NULL;
@@ -154,17 +175,35 @@ pipe_init(PyObject *self, PyObject *args, PyObject *kw)
 	if (gpy_eal_up(eal) != 0)
 		return -1;
 	gpy_slot_reap(false);
-	Py_CLEAR(x->keep);
+	pipe_free_conf(x);
 	x->keep = PyList_New(0);
-	if (x->keep == NULL)
-		return -1;
-	gnio_conf_defaults(&x->conf);
 	n = PyList_Size(items);
+	x->files = calloc((size_t)n + 1, sizeof(*x->files));
+	if (x->keep == NULL || x->files == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	gnio_conf_defaults(&x->conf);
 	for (Py_ssize_t i = 0; i < n; i++) {
 		PyObject *kv = PyList_GetItem(items, i), *vb;
 		const char *key, *value;
 		int ret;
 
+		/* (path,): a configuration file's fields. */
+		if (PyTuple_Check(kv) && PyTuple_Size(kv) == 1) {
+			const char *path;
+
+			if (!PyArg_ParseTuple(kv, "s", &path))
+				return -1;
+			x->files[x->nb_files] = gnio_conf_file_load(&x->conf, path, err,
+					sizeof(err));
+			if (x->files[x->nb_files] == NULL) {
+				gpy_raise(rte_errno, err);
+				return -1;
+			}
+			x->nb_files++;
+			continue;
+		}
 		if (!PyArg_ParseTuple(kv, "sO", &key, &vb) || !PyUnicode_Check(vb)) {
 			if (!PyErr_Occurred())
 				PyErr_SetString(PyExc_TypeError,
@@ -222,7 +261,7 @@ pipe_dealloc(PyObject *self)
 	freefunc f;
 
 	pipe_close(x, true);
-	Py_CLEAR(x->keep);
+	pipe_free_conf(x);
 	f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
 	f(self);
 	Py_DECREF(tp);
