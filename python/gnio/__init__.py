@@ -38,6 +38,8 @@ batch_counts = _gnio.batch_counts
 #: The drop reasons' counter names, by reason number (gnio_verdict.h).
 DROP_REASONS = [name for name, _ in _gnio.drop_reasons()]
 DROP_BIT = _gnio.DROP_BIT
+#: Where gnio's installed data is (the digits model of gnio-infer: DATADIR/digits-mlp.bin).
+DATADIR = _gnio.DATADIR
 
 
 def drop(reason="handler"):

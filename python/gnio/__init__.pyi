@@ -8,6 +8,7 @@ Fields = Mapping[str, Union[Value, Mapping[str, Value], None]]
 
 DROP_REASONS: List[str]
 DROP_BIT: int
+DATADIR: str
 
 class Error(RuntimeError):
     """A library error: str() is its one-line reason."""

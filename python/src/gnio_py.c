@@ -437,6 +437,7 @@ PyInit__gnio(void)
 	if (gpy_error == NULL || PyModule_AddObjectRef(m, "Error", gpy_error) != 0 ||
 			PyModule_AddIntConstant(m, "DROP_BIT", GNIO_VERDICT_DROP_BIT) != 0 ||
 			PyModule_AddIntConstant(m, "ITEM_UNIFORM", (long)GNIO_ITEM_UNIFORM) != 0 ||
+			PyModule_AddStringConstant(m, "DATADIR", GPY_DATADIR) != 0 ||
 			gpy_pipeline_init(m) != 0 || gpy_handler_init(m) != 0 ||
 			gpy_batch_init(m) != 0) {
 		Py_DECREF(m);

@@ -5,7 +5,12 @@ torch.from_dlpack() (no copy) and runs the model on b.stream, or on a stream of 
 __dlpack__ stream argument orders it after the rows' copy, and gnio's copy of the result back after
 it); CuPy does the same with a raw kernel. Every request is answered once, with the class the CPU
 model gives; a tensor that outlives its batch keeps its GPU memory from being used again (the run
-goes on in the other stages) until it is released; the end-of-run check holds."""
+goes on in the other stages) until it is released; the end-of-run check holds.
+
+The examples on the digits test set: infer_dlpack.py with PyTorch on cuda-batch answers every
+request right (gnio-infer-client check) and as gnio-infer's cuda-batch mode does, but for the
+scores' last bits (both cuBLAS); cupy_kernel.py's answers are gnio-infer's per-packet mode's byte
+for byte (the same fmaf order)."""
 import os
 import struct
 import subprocess
@@ -159,5 +164,65 @@ extern "C" __global__ void scores(const unsigned char *x, const float *w, float 
             kernel(((b.rows + 127) // 128,), (128,), (x, wc, out, np.int32(b.rows)))
     n, back = run("cupy", with_cupy)
     ck.check(n > 0 and back == n, "cupy: %d batches, %d given back" % (n, back))
+
+# ---- the examples, beside gnio-infer ----
+SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
+INFER = os.path.join(BUILD, "apps", "gnio-infer", "gnio-infer")
+req = os.path.join(tmp, "req.pcap")
+subprocess.run([sys.executable, CLIENT, "requests", "--out", req, "--repeat", "3", "--bad"], check=True,
+               capture_output=True)
+n = 359 * 3 + 6
+
+
+def frames(path):
+    return [bytes(d) for d, _ in RawPcapReader(path)]
+
+
+def gnio_infer(name, *args):
+    out = os.path.join(tmp, name + ".pcap")
+    r = subprocess.run([INFER, "-l", "0-2"] + eal_mem() + ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out),
+                                                          "--", "--max-packets", str(n)] + list(args),
+                       capture_output=True, text=True, timeout=300)
+    ck.check(r.returncode == 0, "gnio-infer %s: exit %d %s" % (" ".join(args), r.returncode, r.stderr[-300:]))
+    return out
+
+
+def example(script, name, *args):
+    out = os.path.join(tmp, name + ".pcap")
+    env = dict(os.environ)
+    r = subprocess.run([sys.executable, os.path.join(SRC, "examples", "python", script)] + list(args) +
+                       ["--max-packets", str(n), "--", "-l", "0-2"] + eal_mem() +
+                       ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    print(r.stdout.strip())
+    ck.check(r.returncode == 0 and "conserved; pools full" in r.stdout, "%s: exit %d %s" %
+             (script, r.returncode, r.stderr[-400:]))
+    c = subprocess.run([sys.executable, CLIENT, "check", "--requests", req, "--answers", out], capture_output=True,
+                       text=True)
+    ck.check(c.returncode == 0, "%s: every request answered once, right: %s" % (script, c.stdout.strip()[-300:]))
+    return out
+
+
+def same_but_scores(a, b):
+    """Equal frame for frame but for the scores and the UDP checksum over them."""
+    fa, fb = frames(a), frames(b)
+    def same(x, y):
+        u = 14 + (x[14] & 15) * 4
+        return len(x) == len(y) and x[:u + 6] == y[:u + 6] and x[u + 8:u + 16] == y[u + 8:u + 16]
+    return len(fa) == len(fb) and all(same(x, y) for x, y in zip(fa, fb))
+
+
+if torch is not None:
+    ours = example("infer_dlpack.py", "ex-torch", "--consumer", "cuda-batch", "--framework", "torch",
+                   "--batch-rows", "256")
+    theirs = gnio_infer("gi-cuda-batch", "--consumer", "cuda-batch", "--mode", "batch", "--batch-rows", "256")
+    ck.check(same_but_scores(ours, theirs), "infer_dlpack (torch, cuda-batch): gnio-infer's cuda-batch answers "
+             "but for the scores' last bits (%d identical frames of %d)" %
+             (sum(x == y for x, y in zip(frames(ours), frames(theirs))), len(frames(theirs))))
+if cupy is not None:
+    ours = example("cupy_kernel.py", "ex-cupy", "--batch-rows", "256")
+    theirs = gnio_infer("gi-host", "--consumer", "host")
+    ck.check(frames(ours) == frames(theirs), "cupy_kernel: gnio-infer's per-packet answers byte for byte")
 
 ck.finish()

@@ -10,8 +10,8 @@ requests; conservation and pools. Batch mode (rows of DLPack tensors): batches c
 and at T us when the
 requests come slower, every batch given back, the per-packet mode's answers frame for frame;
 a batch consumer slower than the traffic fills the ring, and its drops are counted. The Python
-example (examples/python/infer_dlpack.py: the batches in PyTorch, or NumPy where torch is missing)
-answers every request right. The sensor-ingest variant (--mode records) reads every byte of 1472-byte
+example (examples/python/infer_dlpack.py on the module gnio: the batches in PyTorch, or NumPy where
+torch is missing) answers every request right. The sensor-ingest variant (--mode records) reads every byte of 1472-byte
 records in batches: the sum of their bytes is the generator's. The software wire (--wire: ring
 ports whose requests lcores of gnio-infer write and whose answers they check) answers every
 request with the CPU model's class, nothing unaccounted for; dpdk-dumpcap captures that port's
@@ -88,29 +88,30 @@ def first_difference(a, b):
 
 def python_example(ck, d, req, n, consumer):
     """The Python example: the same batches as DLPack tensors in PyTorch where it is installed, else
-    NumPy (numpy.from_dlpack), through ctypes; every request answered right, every tensor given back.
-    On cuda-batch the tensors are GPU memory and PyTorch runs the model on the GPU (skipped, said,
-    where there is no torch). The example's own request parser checks no checksum: it is given
-    the requests without the two whose checksums are wrong."""
+    NumPy (numpy.from_dlpack), through the module gnio; every request answered right, every tensor
+    given back. On cuda-batch the tensors are GPU memory and PyTorch runs the model on the GPU
+    (skipped, said, where there is no torch). The example's own request parser checks no
+    checksum: it is given the requests without the two whose checksums are wrong."""
     frames = [fr for fr in CL.read_pcap(req) if CL.is_request(fr, 5005) or not CL.is_request(
         CL.patched(fr, 24, b"\0\0", ip_csum=True)[:40] + b"\0\0" + fr[42:], 5005)]
     n -= len(CL.read_pcap(req)) - len(frames)
     req = os.path.join(d, "python-requests.pcap")
     CL.write_pcap(req, frames)
-    libgnio = find_libgnio()
-    if "libasan" in subprocess.run(["ldd", libgnio], capture_output=True, text=True).stdout:
-        print("python example not run: libgnio is a sanitizer build (Python cannot load it)")
+    module = os.path.join(BUILD, "python")
+    if not os.path.exists(os.path.join(module, "gnio", "_gnio.abi3.so")):
+        print("python example not run: the module gnio is not built (no python3-dev, or a sanitizer build)")
         return
     if consumer != "host" and subprocess.run([sys.executable, "-c", "import torch"]).returncode != 0:
         print("python example on %s not run: no torch here" % consumer)
         return
     out = os.path.join(d, "python-%s-answers.pcap" % consumer)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([module] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
     r = subprocess.run([sys.executable, os.path.join(SRC, "examples", "python", "infer_dlpack.py"),
-                        "--lib", libgnio, "--model", MODEL, "--batch-rows", "16", "--consumer", consumer,
+                        "--model", MODEL, "--batch-rows", "16", "--consumer", consumer,
                         "--max-packets", str(n), "--", "-l", "0-1"] + eal_mem() +
                        os.environ.get("GNIO_EAL_EXTRA", "").split() +
                        ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out)],
-                       capture_output=True, text=True, timeout=180)
+                       capture_output=True, text=True, timeout=180, env=env)
     line = [l for l in r.stdout.splitlines() if l.startswith("infer_dlpack")]
     print("\n".join(line))
     ck.check(r.returncode == 0 and line and "%d rows" % ANSWERED in line[0] and "conserved; pools full" in line[0],
