@@ -42,6 +42,7 @@ if torch is None and cupy is None:
     sys.exit(77)
 
 ck = Checker("python-gpu")
+EXTRA = os.environ.get("GNIO_EAL_EXTRA", "").split()      # (the GPU machine's bundle: -d PMDs)
 tmp = tempfile.mkdtemp(prefix="gnio-py-gpu-")
 PORT, FEAT, CLASSES, U = 5005, 16, 4, 42
 W = np.random.default_rng(7).standard_normal((FEAT, CLASSES)).astype(np.float32)
@@ -92,7 +93,7 @@ def run(name, body):
     dev = "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (inp, out)
     if not first:
         gnio.probe(dev)
-    eal = ["-l", "0-2"] + eal_mem() + ["--vdev=" + dev] if first else None
+    eal = ["-l", "0-2"] + eal_mem() + EXTRA + ["--vdev=" + dev] if first else None
     first = False
     before = gnio.batch_counts()
     kinds = set()
@@ -181,9 +182,9 @@ def frames(path):
 
 def gnio_infer(name, *args):
     out = os.path.join(tmp, name + ".pcap")
-    r = subprocess.run([INFER, "-l", "0-2"] + eal_mem() + ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out),
-                                                          "--", "--max-packets", str(n)] + list(args),
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([INFER, "-l", "0-2"] + eal_mem() + EXTRA +
+                       ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out), "--", "--max-packets", str(n)] +
+                       list(args), capture_output=True, text=True, timeout=300)
     ck.check(r.returncode == 0, "gnio-infer %s: exit %d %s" % (" ".join(args), r.returncode, r.stderr[-300:]))
     return out
 
@@ -192,7 +193,7 @@ def example(script, name, *args):
     out = os.path.join(tmp, name + ".pcap")
     env = dict(os.environ)
     r = subprocess.run([sys.executable, os.path.join(SRC, "examples", "python", script)] + list(args) +
-                       ["--max-packets", str(n), "--", "-l", "0-2"] + eal_mem() +
+                       ["--max-packets", str(n), "--", "-l", "0-2"] + eal_mem() + EXTRA +
                        ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out)],
                        capture_output=True, text=True, timeout=300, env=env)
     print(r.stdout.strip())
