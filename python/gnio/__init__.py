@@ -23,7 +23,7 @@ from ._gnio import Error
 
 __all__ = ["Error", "Conf", "Pipeline", "Handler", "BatchHandler", "Batch", "Tensor", "Events",
            "batch_counts", "version", "consumers", "handlers", "drop", "is_drop",
-           "drop_reason", "DROP_REASONS", "eal_cleanup", "eal_running", "probe"]
+           "drop_reason", "DROP_REASONS", "eal_cleanup", "eal_running", "probe", "stop_on_signals"]
 
 version = _gnio.version
 consumers = _gnio.consumers
@@ -40,6 +40,19 @@ DROP_REASONS = [name for name, _ in _gnio.drop_reasons()]
 DROP_BIT = _gnio.DROP_BIT
 #: Where gnio's installed data is (the digits model of gnio-infer: DATADIR/digits-mlp.bin).
 DATADIR = _gnio.DATADIR
+
+
+def stop_on_signals(signals=None):
+    """Make SIGTERM and SIGHUP (or the signals given) raise KeyboardInterrupt in the main thread,
+    as Ctrl-C does: a `with gnio.Pipeline(...)` block then stops its pipeline drained and the EAL
+    is cleaned up at exit. (Python's default for SIGTERM ends the process at once, leaving DPDK's
+    hugepage files and runtime folder behind.)"""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+    for s in signals or (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, interrupt)
 
 
 def drop(reason="handler"):

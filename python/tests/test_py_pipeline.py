@@ -98,10 +98,10 @@ ck.check(r.returncode == 1 and "gnio.Error: --vdev=net_pcap0,rx_pcap=/nonexisten
 r = child("import gnio; gnio.Pipeline()")
 ck.check(r.returncode == 1 and "needs the EAL arguments" in r.stderr, "no EAL arguments:\n" + r.stderr[-300:])
 
-# ---- Ctrl-C in the middle of a run ----
-prefix = "gnio-py-sigint-%d" % os.getpid()
+# ---- Ctrl-C in the middle of a run (and SIGTERM after gnio.stop_on_signals()) ----
 code = """
 import sys, gnio
+gnio.stop_on_signals()
 p = gnio.Pipeline(sys.argv[1:], {"consumer.name": "host", "gpu.name": "host", "consumer.handler": "macswap"})
 try:
     with p:
@@ -113,16 +113,19 @@ except KeyboardInterrupt:
     print("interrupted: rx %d tx %d dropped %d: %s" % (s["rx"], s["tx"], sum(s["drops"].values()), line), flush=True)
     sys.exit(0 if ok and s["rx"] > 0 else 1)
 """
-proc = subprocess.Popen([sys.executable, "-c", code, "-l", "0-1"] + eal_mem(prefix) + ["--vdev=net_null0,copy=0"],
-                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-first = proc.stdout.readline()
-proc.send_signal(signal.SIGINT)
-out, err = proc.communicate(timeout=60)
-print(out.strip())
-ck.check(first.startswith("running") and proc.returncode == 0 and "conserved; pools full" in out,
-         "SIGINT: exit %d, drained and conserved:\n%s%s\n%s" % (proc.returncode, first, out, err[-500:]))
-left = glob.glob("/dev/hugepages/%smap_*" % prefix) + glob.glob("/var/run/dpdk/%s" % prefix)
-ck.check(not left, "SIGINT: left behind %s" % left)
-cleanup_prefix(prefix)
+for sig in (signal.SIGINT, signal.SIGTERM):
+    prefix = "gnio-py-sig-%d-%d" % (os.getpid(), sig)
+    proc = subprocess.Popen([sys.executable, "-c", code, "-l", "0-1"] + eal_mem(prefix) +
+                            ["--vdev=net_null0,copy=0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    name = signal.Signals(sig).name
+    print(name + ": " + out.strip())
+    ck.check(first.startswith("running") and proc.returncode == 0 and "conserved; pools full" in out,
+             "%s: exit %d, drained and conserved:\n%s%s\n%s" % (name, proc.returncode, first, out, err[-500:]))
+    left = glob.glob("/dev/hugepages/%smap_*" % prefix) + glob.glob("/var/run/dpdk/%s" % prefix)
+    ck.check(not left, "%s: left behind %s" % (name, left))
+    cleanup_prefix(prefix)
 
 ck.finish()
