@@ -23,7 +23,7 @@ from ._gnio import Error
 
 __all__ = ["Error", "Conf", "Pipeline", "Handler", "BatchHandler", "Batch", "Tensor", "Events",
            "batch_counts", "version", "consumers", "handlers", "drop", "is_drop",
-           "drop_reason", "DROP_REASONS", "eal_cleanup", "eal_running", "probe", "stop_on_signals"]
+           "drop_reason", "DROP_REASONS", "eal_cleanup", "eal_running", "probe", "stop_on_signals", "load_library"]
 
 version = _gnio.version
 consumers = _gnio.consumers
@@ -31,6 +31,7 @@ handlers = _gnio.handlers
 eal_cleanup = _gnio.eal_cleanup
 eal_running = _gnio.eal_running
 probe = _gnio.probe
+load_library = _gnio.load_library
 Batch = _gnio.Batch
 Tensor = _gnio.Tensor
 batch_counts = _gnio.batch_counts

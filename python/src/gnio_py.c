@@ -6,6 +6,7 @@
  * user's API on it (docs/PYTHON.md).
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <mntent.h>
 #include <stdio.h>
@@ -374,6 +375,38 @@ py_conf_check(PyObject *self, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/*
+ * load_library(path): an application's library of handlers (C or CUDA), whose
+ * constructors register them with the libgnio.so this module uses; the
+ * names of the handlers it registered.
+ */
+static PyObject *
+py_load_library(PyObject *self, PyObject *args)
+{
+	unsigned int before = gnio_handler_count();
+	const char *path;
+	char line[768];
+	PyObject *l;
+	void *h;
+
+	if (!PyArg_ParseTuple(args, "s", &path))
+		return NULL;
+	h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (h == NULL) {
+		snprintf(line, sizeof(line), "load_library: %s", dlerror());
+		return gpy_raise(ENOENT, line);
+	}
+	l = PyList_New(0);
+	for (unsigned int i = before; l != NULL && i < gnio_handler_count(); i++) {
+		PyObject *u = PyUnicode_FromString(gnio_handler_get(i)->name);
+
+		if (u == NULL || PyList_Append(l, u) != 0)
+			Py_CLEAR(l);
+		Py_XDECREF(u);
+	}
+	return l;
+}
+
 /* gnio_conf_file_load() on a scratch configuration: None, or the error raised. */
 static PyObject *
 py_conf_file_check(PyObject *self, PyObject *args)
@@ -411,6 +444,9 @@ static PyMethodDef gpy_methods[] = {
 		"drop_reasons() -> list[tuple[str, str]]: (counter name, help) by reason number." },
 	{ "conf_check", py_conf_check, METH_VARARGS,
 		"conf_check(key, value): raise gnio.Error unless gnio_conf_set() takes it." },
+	{ "load_library", py_load_library, METH_VARARGS,
+		"load_library(path) -> list[str]: load a library of handlers (dlopen); the names\n"
+		"of the handlers it registered." },
 	{ "conf_file_check", py_conf_file_check, METH_VARARGS,
 		"conf_file_check(path): raise gnio.Error unless gnio_conf_file_load() takes it." },
 	{ NULL, NULL, 0, NULL },

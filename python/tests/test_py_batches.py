@@ -4,10 +4,11 @@ a row, NumPy takes the rows with numpy.from_dlpack() (no copy) and fills the res
 request is answered exactly once with the class the model gives, malformed requests and other
 packets dropped and counted by reason; the same through a batch function on the worker lcore.
 Lifetime: a tensor that outlives its batch keeps the rows (still intact after the run), and
-releasing it gives the batch back (gnio_batch_counts().given_back). Errors raise gnio.Error: a row
-or answer function that raises (its packets dropped as handler), bad handler definitions, batches()
-and wait() on the wrong pipeline. Ctrl-C while iterating: the run stops drained and conserved,
-batches not taken counted, nothing left behind."""
+releasing it gives the batch back (gnio_batch_counts().given_back). A C batch handler loaded from
+a library (gnio.load_library()) makes the rows and answers, the batches in Python (base=).
+Errors raise gnio.Error: a row or answer function that raises (its packets dropped as handler),
+bad handler definitions, batches() and wait() on the wrong pipeline. Ctrl-C while iterating: the
+run stops drained and conserved, batches not taken counted, nothing left behind."""
 import glob
 import os
 import signal
@@ -115,7 +116,8 @@ ck.check(devices == {(1, 0)}, "kDLCPU: %s" % devices)
 ck.check(sum(sizes) == len(feats) and max(sizes) <= 32 and batches == len(sizes),
          "every request a row, in batches of <= 32: %d rows in %d batches" % (sum(sizes), batches))
 ck.check(mid["given_back"] - before["given_back"] == batches - 1,
-         "the batch a tensor outlives is kept: %d of %d given back" % (mid["given_back"] - before["given_back"], batches))
+         "the batch a tensor outlives is kept: %d of %d given back" %
+         (mid["given_back"] - before["given_back"], batches))
 ck.check(np.array_equal(kept, kept_copy), "the kept tensor's rows are intact after the run")
 del kept
 after = gnio.batch_counts()
@@ -127,7 +129,8 @@ ck.check(all(got[i][0] == want[i] for i in want if i in got), "each with the mod
 t = p.stats()["total"]
 ck.check(t["rx"] == N and t["tx"] == len(feats) and t["drops"]["malformed"] == BAD and
          t["drops"]["not_handled"] == OTHER and p.check()["ok"], "counts and check: %s %s" % (t, p.summary()))
-ck.check(st["python"]["batches"] == batches and st["python"]["batches_abandoned"] == 0, "handler stats %s" % st["python"])
+ck.check(st["python"]["batches"] == batches and st["python"]["batches_abandoned"] == 0,
+         "handler stats %s" % st["python"])
 
 # ---- a batch function on the worker lcore (the rows through the buffer protocol) ----
 def fill(b):
@@ -142,6 +145,24 @@ got = answered(os.path.join(tmp, "out2.pcap"))
 ck.check(sorted(got) == sorted(want) and all(v == [want[i]] for i, v in got.items()),
          "batch function: every request answered once, right")
 ck.check(p.check()["ok"], "batch function: %s" % (p.summary(),))
+
+# ---- a C batch handler's rows and answers (a library the module loads), the batches in Python ----
+names = gnio.load_library(os.environ["GNIO_PY_C_HANDLER"])
+ck.check(names == ["c-features"] and "c-features" in gnio.handlers(), "load_library: %s" % names)
+hb = gnio.BatchHandler("py-test-base", base="c-features")
+ck.check((hb.in_dtype, hb.in_cols, hb.out_dtype, hb.out_cols) == (np.uint8, FEAT, np.float32, CLASSES),
+         "the base's types: %r" % hb)
+out6 = os.path.join(tmp, "out6.pcap")
+gnio.probe("net_pcap0,rx_pcap=%s,tx_pcap=%s" % (inp, out6))
+with gnio.Pipeline(None, CONF, handler=hb) as p:
+    for b in p.batches():
+        np.asarray(b.result)[:] = model(np.from_dlpack(b))
+got = answered(out6)
+t = p.stats()["total"]
+ck.check(sorted(got) == sorted(want) and all(v == [want[i]] for i, v in got.items()),
+         "base: every request answered once, right (%d answers)" % sum(map(len, got.values())))
+ck.check(t["drops"]["malformed"] == BAD and t["drops"]["not_handled"] == OTHER and hb.stats()["calls"] == 0 and
+         p.check()["ok"], "base: the C handler's drops, no Python call a packet: %s %s" % (t["drops"], hb.stats()))
 
 # ---- errors ----
 def expect_error(what, fn, *words):
