@@ -144,6 +144,7 @@ struct tr_lstm {
 	float by[TR_OUT];
 	/* tr_lstm_cpu()'s build for this CPU (lstm_cpu.c): tr_lstm_cpu_fma where it can run */
 	void (*cpu)(const struct tr_lstm *m, const float (*win)[TR_F], float out[TR_OUT]);
+	const char *cpu_name;    /* "fma" or "any" */
 	void *mem;               /* what tr_lstm_free() frees */
 };
 

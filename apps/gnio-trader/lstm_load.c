@@ -146,10 +146,14 @@ tr_lstm_load(const char *path, struct tr_lstm *m, char *err, size_t errlen)
 		}
 		m->mem = mem;
 		m->cpu = tr_lstm_cpu_any;
+		m->cpu_name = "any";
 #if TR_HAVE_CPU_FMA
+		/* TR_CPU_ANY set: the build for any CPU, as where there is no FMA (the tests compare them). */
 		if (getenv("TR_CPU_ANY") == NULL && __builtin_cpu_supports("avx2") &&
-				__builtin_cpu_supports("fma"))
+				__builtin_cpu_supports("fma")) {
 			m->cpu = tr_lstm_cpu_fma;
+			m->cpu_name = "fma";
+		}
 #endif
 		m->hidden = h;
 		m->window = v[5];
