@@ -97,7 +97,10 @@ tm_parse(int argc, char **argv, struct tm_opts *o)
 			"[--every N] [--max N] [--gpu]", NULL);
 }
 
-/* One line of the BBO file into @p seq, @p locate and @p b; 0, or -1 when it is not 7 integers. */
+/*
+ * One line of the BBO file (its newline, or the file's end) into @p seq, @p locate and @p b; 0,
+ * or -1 when it is not 7 integers.
+ */
 static int
 tm_line(const char *s, uint64_t *seq, uint32_t *locate, struct tr_bbo *b)
 {
@@ -110,7 +113,7 @@ tm_line(const char *s, uint64_t *seq, uint32_t *locate, struct tr_bbo *b)
 			return -1;
 		errno = 0;
 		v[i] = strtoull(s, &end, 10);
-		if (errno != 0 || *end != (i < 6 ? ',' : '\n'))
+		if (errno != 0 || (i < 6 ? *end != ',' : *end != '\n' && *end != '\0'))
 			return -1;
 		s = end + 1;
 	}
@@ -300,11 +303,15 @@ main(int argc, char **argv)
 		int had;
 
 		lines++;
-		if (tm_line(line, &seq, &loc, &b) != 0) {
+		/* A line longer than the buffer is malformed, all of it. */
+		if (strchr(line, '\n') == NULL && strlen(line) == sizeof(line) - 1) {
 			malformed++;
-			/* The rest of a line longer than the buffer belongs to it. */
 			while (strchr(line, '\n') == NULL && fgets(line, sizeof(line), in) != NULL)
 				;
+			continue;
+		}
+		if (tm_line(line, &seq, &loc, &b) != 0) {
+			malformed++;
 			continue;
 		}
 		if (hist[loc] == NULL && (hist[loc] = calloc(1, sizeof(*hist[loc]))) == NULL) {
