@@ -3,7 +3,8 @@
 """gnio-trader's model on the CPU against trader_ref.py, the Python reference written from
 apps/gnio-trader/README.md: on a gnio-itchgen feed's BBO file (with malformed lines among its
 lines, counted and skipped, and its last line without a newline), trader-model's feature row of every line and its logits of every
-N-th line, for each of the three committed weight files, equal to the reference's bit for bit.
+N-th line, for each of the three committed weight files, equal to the reference's bit for bit,
+from both builds of the CPU model (AVX2 and FMA, and any x86-64: TR_CPU_ANY=1).
 Weight files that are wrong (cut short, a hidden size this build does not read, a weight that is
 not finite, not a weight file) are refused with one line naming what is wrong, and bad options
 exit 2 with one line.
@@ -37,8 +38,9 @@ MALFORMED = ["1,2,3\n", "x,1,2,3,4,5,6\n", "5,70000,1,1,1,1,1\n", "5,1,1,1,1,1,1
              "1,2," + "9" * 300 + ",4,5,6,7\n"]
 
 
-def run(*args, expect=0):
-    p = subprocess.run([MODEL] + [str(a) for a in args], capture_output=True, text=True, timeout=600)
+def run(*args, expect=0, env=None):
+    p = subprocess.run([MODEL] + [str(a) for a in args], capture_output=True, text=True, timeout=600,
+                       env=env)
     if p.returncode != expect:
         sys.exit("FAIL: trader-model %s: exit %d, expected %d\n%s%s" % (" ".join(map(str, args)),
                  p.returncode, expect, p.stdout, p.stderr))
@@ -112,6 +114,13 @@ def cpu(d, rows):
                     h, seq, ",".join(g), ",".join([str(seq), str(loc)] + [ref.bits(v) for v in yy])))
         print("ok: hidden %d: %d rows and %d predictions (every %d-th line) the reference's to the bit "
               "(reference %.1f s)" % (h, len(rows), len(wins), every, time.time() - t0))
+        # The CPU model's build for any x86-64 (glibc's fmaf, no vectors): the same bits.
+        any_out = os.path.join(d, "out-any-%d.csv" % h)
+        run("--model", os.path.join(WEIGHTS, "lstm-h%d.bin" % h), "--bbo-csv", fed, "--out", any_out,
+            "--hex", "--every", every, "--max", limit, env=dict(os.environ, TR_CPU_ANY="1"))
+        if open(any_out).read() != open(out).read():
+            sys.exit("FAIL: hidden %d: the build for any CPU gives other logits than the FMA build" % h)
+        print("ok: hidden %d: the build for any x86-64 gives the same bits" % h)
 
 
 def gpu(d):
