@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Around the EAL for every gnio app: signals, the EAL's log, devices, output files, exit. */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <mntent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +9,7 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
 #include <gnio/gnio_pipeline.h>
@@ -206,67 +205,35 @@ gnio_app_check_output(const char *app, const char *opt, const char *path)
 		unlink(path);
 }
 
-/* Did this process make files of its own prefix (not --in-memory, not --no-shconf)? */
-static bool
-app_own_files(void)
-{
-	if (app_nb_args == 0)
-		return false;
-	for (int i = 1; i < app_nb_args && strcmp(app_args[i], "--") != 0; i++)
-		if (strcmp(app_args[i], "--in-memory") == 0 || strcmp(app_args[i], "--no-shconf") == 0)
-			return false;
-	return true;
-}
-
-/* Remove the files in @p dir whose names start with @p prefix (all when it is ""). */
-static void
-app_unlink_prefixed(const char *dir, const char *prefix)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[4096];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-				strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-}
-
 void
 gnio_app_eal_cleanup(void)
 {
-	char run[4096], prefix[256];
-	bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
-	const char *slash;
-	FILE *m;
-	struct mntent *e;
+	gnio_eal_cleanup();
+}
 
-	snprintf(run, sizeof(run), "%s", rte_eal_get_runtime_dir());
-	slash = strrchr(run, '/');
-	snprintf(prefix, sizeof(prefix), "%smap_", slash != NULL ? slash + 1 : run);
-	rte_eal_cleanup();
-	/*
-	 * Only files of our own prefix: with --in-memory or --no-shconf the runtime
-	 * folder is the default one that every such process shares (and there are
-	 * no hugepage files); without gnio_app_eal_args() we cannot tell.
-	 */
-	if (!primary || run[0] == '\0' || !app_own_files())
-		return;
-	/* Hugepage files of this prefix, in every hugetlbfs mount. */
-	m = setmntent("/proc/mounts", "r");
-	while (m != NULL && (e = getmntent(m)) != NULL)
-		if (strcmp(e->mnt_type, "hugetlbfs") == 0)
-			app_unlink_prefixed(e->mnt_dir, prefix);
-	if (m != NULL)
-		endmntent(m);
-	app_unlink_prefixed(run, "");
-	rmdir(run);
+/* exit() after gnio_app_eal_init(): whatever path it took, the EAL ends and its files go. */
+static void
+app_at_exit(void)
+{
+	gnio_eal_cleanup();
+}
+
+void
+gnio_app_eal_init(const char *app, int argc, char **argv)
+{
+	char **eal_argv = gnio_app_eal_args(&argc, argv);
+
+	if (rte_eal_init(argc, eal_argv) < 0) {
+		fprintf(stderr, "%s: EAL: %s (see EAL options with --help before --)\n", app,
+				rte_strerror(rte_errno));
+		exit(2);
+	}
+	if (atexit(app_at_exit) != 0) {
+		gnio_eal_cleanup();
+		fprintf(stderr, "%s: cannot register the EAL's end at exit\n", app);
+		exit(2);
+	}
+	gnio_app_check_devices(app);
 }
 
 void

@@ -4,8 +4,9 @@
  * What every gnio command line does around the EAL, so each app does it the
  * same way: signals caught from the first instant, the EAL's log kept to
  * explain a device that did not become a port, output files checked before
- * any work starts, and an exit that leaves nothing in /dev/hugepages or
- * /var/run/dpdk. Only apps use it (it prints and exits).
+ * any work starts, and every exit after the EAL started, whatever its path,
+ * leaving nothing in /dev/hugepages or /var/run/dpdk (gnio_eal_cleanup()).
+ * Only apps use it (it prints and exits).
  */
 #ifndef GNIO_APP_H
 #define GNIO_APP_H
@@ -47,10 +48,16 @@ void gnio_app_pdump_init(const char *app);
 void gnio_app_check_output(const char *app, const char *opt, const char *path);
 
 /**
- * rte_eal_cleanup(), then, for a primary process with shared files, remove
- * what the EAL leaves behind for secondaries that can no longer attach: the
- * hugepage files of its prefix and its runtime folder.
+ * The EAL's start for an app: gnio_app_eal_args(), rte_eal_init() (failing:
+ * one line with the EAL's reason, exit 2), then gnio_app_check_devices().
+ * From then on every exit() of the process, a bad option found after the EAL
+ * (gnio_app_fail()) as much as the end of main(), ends with
+ * gnio_eal_cleanup(): nothing left in /dev/hugepages or /var/run/dpdk.
+ * @param argc @p argv the EAL arguments (before the app's "--")
  */
+void gnio_app_eal_init(const char *app, int argc, char **argv);
+
+/** gnio_eal_cleanup() (the library's): at the end of a run, after gnio_pipeline_destroy(). */
 void gnio_app_eal_cleanup(void);
 
 /**

@@ -158,11 +158,8 @@ main(int argc, char **argv)
 			o.stats_period = 1;
 		o.auto_start = true;
 	}
-	eal_argv = gnio_app_eal_args(&eal_argc, eal_argv);
-	ret = rte_eal_init(eal_argc, eal_argv);
-	if (ret < 0)
-		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
-	gnio_app_check_devices(APP);
+	/* From here on every exit, whatever its path, ends the EAL and removes its files. */
+	gnio_app_eal_init(APP, eal_argc, eal_argv);
 	gnio_app_pdump_init(APP);
 
 	RTE_ETH_FOREACH_DEV(port) {

@@ -650,6 +650,25 @@ int gnio_pdump_init(void);
  */
 void gnio_pdump_uninit(void);
 
+/**
+ * End the EAL as a gnio program must, instead of rte_eal_cleanup(): call it
+ * on every exit after rte_eal_init() succeeded (a bad option found later, a
+ * failed start, a signal, the end), after gnio_pipeline_destroy(). It calls
+ * rte_eal_cleanup(), then, in a primary process that made shared files of its
+ * own (a --file-prefix, not --in-memory or --no-shconf), removes what DPDK
+ * 22.11 leaves for secondary processes that can no longer attach: the
+ * hugepage files of its prefix in every hugetlbfs mount (the pages stay taken
+ * for every later process until they go) and its runtime folder
+ * (/var/run/dpdk/PREFIX). A worker lcore still running (a pipeline not
+ * stopped) keeps the EAL's memory mapped: the files are removed all the same.
+ * Control path, once: a second call does nothing.
+ * @return 0, -EALREADY (called before), -EINVAL (the EAL was not initialized),
+ *   -EBUSY (a worker lcore is still running: rte_eal_cleanup() was not
+ *   called), the error of rte_eal_cleanup(), or the first -errno of removing
+ *   a file or the folder
+ */
+int gnio_eal_cleanup(void);
+
 #ifdef __cplusplus
 }
 #endif
