@@ -450,7 +450,7 @@ gpu_lines_stats(const struct gnio_pipeline *p)
 int
 main(int argc, char **argv)
 {
-	int sep = 0, eal_argc, n, ret = 0;
+	int sep = 0, eal_argc, ret = 0;
 	struct gnio_events_counts ec;
 	struct gnio_conf conf;
 	struct gnio_pipeline *p;
@@ -466,18 +466,13 @@ main(int argc, char **argv)
 	size_t size;
 	bool gpu;
 	char err[256];
-	char **eal_argv;
 	FILE *bbo = NULL;
 
 	while (sep < argc && strcmp(argv[sep], "--") != 0)
 		sep++;
 	parse(argc - sep, argv + sep, &o);
 	eal_argc = sep;
-	eal_argv = gnio_app_eal_args(&eal_argc, argv);
-	n = rte_eal_init(eal_argc, eal_argv);
-	if (n < 0)
-		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
-	gnio_app_check_devices(APP);
+	gnio_app_eal_init(APP, eal_argc, argv);      /* every exit from here on cleans up */
 	nb = gnio_app_ports(APP, ports, "no port (give the feed's port to the EAL, e.g. --vdev=net_pcap0,...)");
 	gnio_conf_defaults(&conf);
 	conf.ports.ids = ports;
