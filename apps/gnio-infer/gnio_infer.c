@@ -214,7 +214,7 @@ int
 main(int argc, char **argv)
 {
 	static struct infer_state st;
-	int sep = 0, eal_argc, n, ret = 0;
+	int sep = 0, eal_argc, ret = 0;
 	uint16_t ports[RTE_MAX_ETHPORTS], nb;
 	struct gnio_conf conf;
 	struct gnio_pipeline *p;
@@ -226,7 +226,6 @@ main(int argc, char **argv)
 	struct opts o;
 	const char *err_model;
 	char err[256];
-	char **eal_argv;
 	uint64_t t0, t1;
 
 	while (sep < argc && strcmp(argv[sep], "--") != 0)
@@ -240,11 +239,7 @@ main(int argc, char **argv)
 	infer_model_from(&st.m, &st.t);
 	st.udp_port = o.udp_port;
 	eal_argc = sep;
-	eal_argv = gnio_app_eal_args(&eal_argc, argv);
-	n = rte_eal_init(eal_argc, eal_argv);
-	if (n < 0)
-		app_fail("EAL: %s (see EAL options with --help before --)", rte_strerror(rte_errno));
-	gnio_app_check_devices(APP);
+	gnio_app_eal_init(APP, eal_argc, argv);      /* every exit from here on cleans up */
 	/* dpdk-dumpcap: every burst on the ports is a pipeline lcore's, which a capture's end waits for. */
 	gnio_app_pdump_init(APP);
 	if (o.wire != 0) {
