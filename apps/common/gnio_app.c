@@ -26,30 +26,54 @@ app_on_signal(int sig)
 }
 
 /*
- * Before main(): a SIGINT or SIGTERM during start-up (EAL, GPU, ports) stops
- * the run cleanly instead of killing the process, and a SIGINT inherited as
- * ignored (a non-interactive shell's background job) is taken back, as
- * testpmd users expect Ctrl-C and kill -INT to work. SIGHUP (the terminal
- * went away) stops it the same way. SIGPIPE is ignored: a reader of the
- * output that went away (a closed pipe) must not kill the process before it
- * cleans up (it left its hugepage files and runtime folder behind): writes
- * fail instead, and the run ends as it would.
+ * The first code of the process: a SIGINT or SIGTERM during start-up (the
+ * libraries' constructors, the EAL, GPU, ports) stops the run cleanly instead
+ * of killing the process, and a SIGINT inherited as ignored (a non-interactive
+ * shell's background job) is taken back, as testpmd users expect Ctrl-C and
+ * kill -INT to work. SIGHUP (the terminal went away) stops it the same way,
+ * unless it came ignored (nohup). SIGPIPE is ignored: a reader of the output that went away (a
+ * closed pipe) must not kill the process before it cleans up (it left its
+ * hugepage files and runtime folder behind): writes fail instead, and the run
+ * ends as it would. SIGINT, SIGTERM and SIGHUP blocked by the parent are
+ * unblocked once handled: one sent before this ran (pending across the exec,
+ * the only way a parent can send one "at once" and not lose it) is delivered
+ * now, and the run ends cleanly at its start.
+ *
+ * An entry of the executable's .preinit_array runs before any constructor of
+ * any shared library (DPDK's RTE_INIT()s, CUDA's, libnuma's), as soon as the
+ * dynamic loader has mapped them: a constructor of the executable ran only
+ * after all of those, milliseconds later (more than 10 ms on a busy machine,
+ * during which a signal killed the process with no summary). Before it, only
+ * the loader runs; a signal then does to the process what it does to any.
  */
-__attribute__((constructor)) static void
-app_signals(void)
+static void
+app_signals(int argc, char **argv, char **envp)
 {
-	struct sigaction sa;
+	struct sigaction sa, old;
+	sigset_t set;
 
+	(void)argc;
+	(void)argv;
+	(void)envp;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = app_on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* (A SIGHUP inherited as ignored is nohup's: the run outlives the terminal.) */
+	if (sigaction(SIGHUP, NULL, &old) != 0 || old.sa_handler != SIG_IGN)
+		sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
+__attribute__((section(".preinit_array"), used))
+static void (*const app_preinit)(int, char **, char **) = app_signals;
 
 /* The last bytes the EAL logged (still printed), to quote a device's failure. */
 #define APP_LOG_KEEP 16384

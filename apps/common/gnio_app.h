@@ -2,7 +2,7 @@
 /**
  * @file
  * What every gnio command line does around the EAL, so each app does it the
- * same way: signals caught from the first instant, the EAL's log kept to
+ * same way: signals caught from the process's first code, the EAL's log kept to
  * explain a device that did not become a port, output files checked before
  * any work starts, and every exit after the EAL started, whatever its path,
  * leaving nothing in /dev/hugepages or /var/run/dpdk (gnio_eal_cleanup()).
@@ -15,7 +15,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/** Set by SIGINT and SIGTERM (handlers installed before main() runs). */
+/**
+ * Set by SIGINT, SIGTERM and SIGHUP: their handlers are installed by the
+ * process's first code (the executable's .preinit_array, before any shared
+ * library's constructor), an inherited SIGINT ignore taken back, the three
+ * unblocked.
+ */
 extern volatile sig_atomic_t gnio_app_quit;
 
 /**
