@@ -198,7 +198,9 @@ json_write(struct gnio_pipeline *p, const char *path, const struct gnio_check *c
 			c->consumer.completion == GNIO_COMPLETION_RX ? "rx" :
 			c->consumer.completion == GNIO_COMPLETION_LCORE ? "lcore" : "auto", c->rx.rx_pps,
 			c->rx.prefill_len);
-	fprintf(f, "  \"seconds\": %.6f,\n  \"total\": ", seconds);
+	fprintf(f, "  \"seconds\": %.6f, \"rx_pps_skipped\": %" PRIu64 ", "
+			"\"rx_pps_stalls\": %" PRIu64 ",\n  \"total\": ", seconds,
+			st.rx_pps_skipped, st.rx_pps_stalls);
 	json_counts(f, &chk->total);
 	fprintf(f, ",\n  \"processed\": %" PRIu64 ",\n  \"ports\": [", st.processed);
 	for (uint16_t i = 0; i < c->ports.nb; i++) {
@@ -293,6 +295,17 @@ app_report(struct gnio_pipeline *p, const char *json, const char *error, double 
 		printf(APP ": GPU %u: the consumer ran %" PRIu64 " items (dispatched %" PRIu64
 				"), completion saw %" PRIu64 " DONE: NOT CONSISTENT\n", chk.items_gpu,
 				chk.items_consumer, chk.items_dispatched, chk.items_completed);
+	if (gnio_pipeline_conf(p)->rx.rx_pps != 0) {
+		struct gnio_stats st;
+
+		gnio_pipeline_stats(p, &st, NULL, 0);
+		if (st.rx_pps_skipped != 0)
+			printf(APP ": --rx-pps: %" PRIu64 " packets not offered: their "
+					"time passed in %" PRIu64 " stall(s) of an RX lcore "
+					"(not running: another process on its CPU?); pacing "
+					"went on from each\n",
+					st.rx_pps_skipped, st.rx_pps_stalls);
+	}
 	ok = chk.conserved && chk.pools_full && chk.in_flight == 0 && chk.items_consistent;
 	if (json != NULL && !json_write(p, json, &chk, error, seconds))
 		return ok ? APP_REPORT_NO_JSON : APP_REPORT_FAILED;

@@ -275,6 +275,15 @@ struct gnio_stats {
 	uint64_t rx_cycles;                   /**< busy TSC cycles of RX work, summed over lcores */
 	uint64_t comp_cycles;                 /**< busy TSC cycles of completion work */
 	uint64_t first_rx_tsc;                /**< TSC of the first packet received since start, 0: none */
+	/**
+	 * rx.rx_pps: packets whose time passed while an RX lcore was held up
+	 * longer than the pacing's stall bound (100 us, or a burst's time at low
+	 * rates: its lcore was not running), never offered: pacing restarts
+	 * from then instead of sending them in a burst. Received + this is the
+	 * asked rate times the time paced (less at most a burst a queue).
+	 */
+	uint64_t rx_pps_skipped;
+	uint64_t rx_pps_stalls;               /**< rx.rx_pps: such stalls */
 	uint32_t prefill_short_len;           /**< 0, or the length of a packet shorter than
 	                                           conf.prefill_len (the port does not deliver
 	                                           the prefilled packets whole) ... */

@@ -91,6 +91,8 @@ struct pl_counts {
 	uint64_t drops[GNIO_MAX_PORTS][GNIO_DROP_MAX];
 	uint64_t processed[PL_MAX_GPUS];  /* packets each GPU's consumer ran the engine on (DONE) */
 	uint64_t rx_cycles;        /* busy cycles of this lcore if it runs RX */
+	uint64_t pace_skipped;     /* --rx-pps: packets whose time passed in stalls (not offered) */
+	uint64_t pace_stalls;      /* --rx-pps: stalls longer than the bound (restarts from now) */
 	uint64_t comp_cycles;      /* busy cycles of this lcore if it runs completion */
 };
 

@@ -50,11 +50,14 @@ rx_generate(struct gnio_pipeline *p, const struct gnio_mem_pool *pool, struct rt
  * packets whose time has come, so the offered load is the asked rate at any
  * rate. Paced receive publishes what is held while waiting (with --flush-us:
  * after that long). A queue that falls behind (its lcore was busy completing)
- * catches up a burst at a time; one that fell more than PL_PACE_BEHIND_US
- * behind (a stall) restarts from now.
+ * catches up a burst at a time; one that fell more than PL_PACE_BEHIND_US (or
+ * a burst's time) behind, a stall (its lcore was not running: another process
+ * on its CPU), restarts from now, and the packets whose time passed are
+ * counted as skipped, not offered: the offered load is what the CPU allowed,
+ * and says so.
  */
 static inline uint32_t
-rx_due(struct gnio_pipeline *p, struct pl_rxq *rq, uint32_t most)
+rx_due(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq, uint32_t most)
 {
 	uint64_t now = rte_rdtsc(), behind, due;
 
@@ -66,6 +69,8 @@ rx_due(struct gnio_pipeline *p, struct pl_rxq *rq, uint32_t most)
 	}
 	behind = now - rq->next_tsc;
 	if (behind > p->pace_behind) {
+		pl_count(&lc->cnt.pace_skipped, ((behind << 16) + rq->next_frac) / p->pace_q16);
+		pl_count(&lc->cnt.pace_stalls, 1);
 		rq->next_tsc = now;
 		rq->next_frac = 0;
 		behind = 0;
@@ -120,7 +125,7 @@ pl_rx_step(struct gnio_pipeline *p, struct pl_lcore *lc, struct pl_rxq *rq)
 		return 0;
 	}
 	if (p->pace_q16 != 0) {
-		most = rx_due(p, rq, most);
+		most = rx_due(p, lc, rq, most);
 		if (most == 0)
 			return 0;
 	}

@@ -126,6 +126,8 @@ gnio_pipeline_stats(const struct gnio_pipeline *p, struct gnio_stats *st,
 	for (uint16_t l = 0; l < p->nb_lc; l++) {
 		st->rx_cycles += pl_read(&p->lc[l].cnt.rx_cycles);
 		st->comp_cycles += pl_read(&p->lc[l].cnt.comp_cycles);
+		st->rx_pps_skipped += pl_read(&p->lc[l].cnt.pace_skipped);
+		st->rx_pps_stalls += pl_read(&p->lc[l].cnt.pace_stalls);
 	}
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
 		const struct gnio_mem_pool *pools[2] = { p->gpu[g].pool, p->gpu[g].hdr_pool };
