@@ -52,6 +52,9 @@ struct gnio_burstq {
 	uint32_t lq_words;                            /* words per request (and answer) slot */
 	uint32_t lq_mask;                             /* slots - 1 */
 	uint32_t *item_first;                         /* host only, per item: its first packet */
+	struct rte_mempool *pack_pool;                /* large buffers for chains too long */
+	struct rte_mbuf **lq_copy;                    /* host only, per slot: such a chain's copy */
+	uint32_t *item_copies;                        /* host only, per item: copies made */
 
 	/* Producer (RX lcore). */
 	uint32_t head __rte_cache_aligned;            /* open item */
@@ -130,6 +133,10 @@ bq_free(struct gnio_burstq *q)
 		bq_shared_free(q->gpu_id, (void *)(uintptr_t)q->dev->lq_segs);
 	}
 	rte_free(q->item_first);
+	for (uint32_t i = 0; q->lq_copy != NULL && i <= q->lq_mask; i++)
+		rte_pktmbuf_free(q->lq_copy[i]);
+	rte_free(q->item_copies);
+	rte_free(q->lq_copy);
 	bq_shared_free(q->gpu_id, q->dev);
 	bq_shared_free(q->gpu_id, q->status);
 	bq_shared_free(q->gpu_id, q->first_tsc);
@@ -153,12 +160,16 @@ bq_lines_create(struct gnio_burstq *q, const struct gnio_burstq_conf *conf)
 	ring = (size_t)slots * q->lq_words * sizeof(uint64_t);
 	q->item_first = rte_zmalloc_socket("gnio_bq", q->nb_items * sizeof(uint32_t), 0,
 			conf->socket);
+	q->item_copies = rte_zmalloc_socket("gnio_bq", q->nb_items * sizeof(uint32_t), 0,
+			conf->socket);
+	q->lq_copy = rte_zmalloc_socket("gnio_bq", (size_t)slots * sizeof(struct rte_mbuf *), 0,
+			conf->socket);
 	q->dev->lq_req = bq_shared_alloc(q->gpu_id, ring, conf->socket);
 	q->dev->lq_ans = bq_shared_alloc(q->gpu_id, ring, conf->socket);
 	q->dev->lq_segs = bq_shared_alloc(q->gpu_id, (size_t)slots * GNIO_LQ_SEGS *
 			sizeof(struct gnio_seg), conf->socket);
-	if (q->item_first == NULL || q->dev->lq_req == NULL || q->dev->lq_ans == NULL ||
-			q->dev->lq_segs == NULL)
+	if (q->item_first == NULL || q->item_copies == NULL || q->lq_copy == NULL ||
+			q->dev->lq_req == NULL || q->dev->lq_ans == NULL || q->dev->lq_segs == NULL)
 		return -ENOMEM;
 	q->dev->lq_slots = slots;
 	q->dev->lq_inline = conf->inline_bytes;
@@ -337,11 +348,9 @@ bq_line_store(uint64_t *GNIO_RESTRICT dst, const uint64_t *GNIO_RESTRICT w)
  * A long packet's bytes past the inline copy, as read-only segments: the rest
  * of its first segment, then its chain (GNIO_LQ_NOSEGS when they do not fit).
  */
-static __rte_noinline uint32_t
-bq_line_segs(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint32_t copied)
+static inline uint32_t
+bq_line_describe(struct gnio_seg *tab, const struct rte_mbuf *m, uint32_t copied)
 {
-	struct gnio_seg *tab = (struct gnio_seg *)(uintptr_t)&q->dev->lq_segs[
-			(size_t)(seq & q->lq_mask) * GNIO_LQ_SEGS];
 	uint32_t k = 0;
 
 	if (m->data_len > copied) {
@@ -353,6 +362,71 @@ bq_line_segs(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint
 			return GNIO_LQ_NOSEGS;
 		tab[k].addr = rte_pktmbuf_mtod(s, const uint8_t *);
 		tab[k++].len = s->data_len;
+	}
+	return k;
+}
+
+/*
+ * @p m's chain after its first segment is more segments than a slot's table
+ * holds (a jumbo frame in small buffers): copy those bytes into as few buffers
+ * of the pack pool as hold them, for the consumer to read (csum verifies every
+ * byte, as it does on the descriptor items). The packet itself is not touched:
+ * what is sent is what came. The copy is packet @p seq's until its item is
+ * released. @return the copy's first buffer, or NULL when there is none: the
+ * pack pool's buffers are too small for it, or none is free (the packet then
+ * stays undescribed).
+ */
+static __rte_noinline struct rte_mbuf *
+bq_line_copy(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint32_t copied)
+{
+	struct rte_mbuf *pk[GNIO_LQ_SEGS];
+	uint32_t rest = m->pkt_len - m->data_len, room, n, done = 0;
+	uint32_t free_entries = GNIO_LQ_SEGS - (m->data_len > copied ? 1 : 0);
+
+	room = rte_pktmbuf_data_room_size(q->pack_pool);
+	if (room <= RTE_PKTMBUF_HEADROOM)
+		return NULL;
+	room -= RTE_PKTMBUF_HEADROOM;
+	n = (rest + room - 1) / room;
+	if (n == 0 || n > free_entries || rte_pktmbuf_alloc_bulk(q->pack_pool, pk, n) != 0)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t len = RTE_MIN(room, rest - done);
+		uint8_t *dst = rte_pktmbuf_mtod(pk[i], uint8_t *);
+		const void *src = rte_pktmbuf_read(m, m->data_len + done, len, dst);
+
+		if (src != dst)
+			memcpy(dst, src, len);
+		pk[i]->data_len = (uint16_t)len;
+		pk[i]->next = i + 1 < n ? pk[i + 1] : NULL;
+		done += len;
+	}
+	pk[0]->nb_segs = (uint16_t)n;
+	pk[0]->pkt_len = rest;
+	q->lq_copy[seq & q->lq_mask] = pk[0];
+	q->item_copies[q->head & q->mask]++;
+	return pk[0];
+}
+
+/*
+ * The table of packet @p seq's slot for @p m: its bytes past the inline copy
+ * (@p copied), from a copy of its chain when the chain is too long for it.
+ */
+static __rte_noinline uint32_t
+bq_line_segs(struct gnio_burstq *q, uint32_t seq, const struct rte_mbuf *m, uint32_t copied)
+{
+	struct gnio_seg *tab = (struct gnio_seg *)(uintptr_t)&q->dev->lq_segs[
+			(size_t)(seq & q->lq_mask) * GNIO_LQ_SEGS];
+	uint32_t k = bq_line_describe(tab, m, copied);
+	const struct rte_mbuf *c;
+
+	if (k != GNIO_LQ_NOSEGS || q->pack_pool == NULL ||
+			(c = bq_line_copy(q, seq, m, copied)) == NULL)
+		return k;
+	k = m->data_len > copied ? 1 : 0;
+	for (; c != NULL; c = c->next, k++) {
+		tab[k].addr = rte_pktmbuf_mtod(c, const uint8_t *);
+		tab[k].len = c->data_len;
 	}
 	return k;
 }
@@ -600,6 +674,27 @@ gnio_burstq_peek_done(struct gnio_burstq *q, struct gnio_bq_done *done)
 	return true;
 }
 
+/* The copies of long chains made for item @p slot's packets: the consumer is done with them. */
+static __rte_noinline void
+bq_free_copies(struct gnio_burstq *q, uint32_t slot)
+{
+	for (uint32_t i = 0; i < q->list[slot].num_pkts; i++) {
+		struct rte_mbuf **c = &q->lq_copy[(q->item_first[slot] + i) & q->lq_mask];
+
+		if (*c != NULL) {
+			rte_pktmbuf_free(*c);
+			*c = NULL;
+		}
+	}
+	q->item_copies[slot] = 0;
+}
+
+void
+gnio_burstq_set_pack_pool(struct gnio_burstq *q, struct rte_mempool *mp)
+{
+	q->pack_pool = mp;
+}
+
 void
 gnio_burstq_release(struct gnio_burstq *q)
 {
@@ -625,6 +720,8 @@ gnio_burstq_release(struct gnio_burstq *q)
 			__atomic_store_n(&q->answered_late, q->answered_late + late, __ATOMIC_RELAXED);
 		}
 		q->ans_done = 0;
+		if (unlikely(q->item_copies[slot] != 0))
+			bq_free_copies(q, slot);
 	}
 	q->list[slot].num_pkts = 0;
 	gnio_shm_status_release(bq_status(q, q->tail), GNIO_BQ_FREE);

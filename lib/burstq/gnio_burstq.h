@@ -112,6 +112,17 @@ int gnio_burstq_publish(struct gnio_burstq *q);
 /** Take a look at the oldest published item. @return true when it is DONE or ERROR. */
 bool gnio_burstq_peek_done(struct gnio_burstq *q, struct gnio_bq_done *done);
 
+/**
+ * Latency flavour: large buffers for the packets whose chain after the first
+ * segment is more segments than a slot's table holds (GNIO_LQ_SEGS): their
+ * bytes are copied there for the consumer to read (the packet sent is the one
+ * received), and the copies go back to @p mp when the item is released. The
+ * buffers must be as readable by the consumer as the packets'. Without one
+ * (NULL), such a packet is not described: an engine that reads every byte
+ * (csum) drops it as unverified. Control path, before the queue is used.
+ */
+void gnio_burstq_set_pack_pool(struct gnio_burstq *q, struct rte_mempool *mp);
+
 /** Release the item seen by gnio_burstq_peek_done (its mbufs are the caller's now). */
 void gnio_burstq_release(struct gnio_burstq *q);
 

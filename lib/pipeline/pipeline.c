@@ -287,6 +287,23 @@ gnio_pipeline_create(const struct gnio_conf *cc, char *err, size_t err_len)
 			if (pg->hdr_pool == NULL)
 				PL_FAIL(rte_errno, "header pool: %s", rte_strerror(rte_errno));
 		}
+		if (c->inline_bytes != 0) {
+			/* Flagged lines: copies of chains longer than a slot's segment table. */
+			snprintf(name, sizeof(name), g == 0 ? "gnio_pack" : "gnio_pack_%u", g);
+			mc.mode = c->mem;
+			mc.nb_mbufs = PL_PACK_MBUFS;
+			mc.cache = 0;
+			mc.data_room = RTE_PKTMBUF_HEADROOM + PL_PACK_ROOM;
+			mc.nb_ports = 0;
+			pg->pack_pool = gnio_mem_pool_create(&mc);
+			if (pg->pack_pool == NULL)
+				PL_FAIL(rte_errno, "pool for long chains (queue.inline_bytes): %s",
+						rte_strerror(rte_errno));
+			for (uint16_t i = 0; i < p->nb_rxq_total; i++)
+				if (p->rxq[i].gpu == g)
+					gnio_burstq_set_pack_pool(p->rxq[i].bq,
+							gnio_mem_pool_mp(pg->pack_pool));
+		}
 		ret = pl_ctx_setup(p, pg);
 		if (ret != 0)
 			PL_FAIL(-ret, "engine context: %s", rte_strerror(-ret));
@@ -353,6 +370,9 @@ gnio_pipeline_create(const struct gnio_conf *cc, char *err, size_t err_len)
 		if (p->gpu[g].hdr_pool != NULL)
 			p->gpu[g].pool_start[1] =
 				rte_mempool_avail_count(gnio_mem_pool_mp(p->gpu[g].hdr_pool));
+		if (p->gpu[g].pack_pool != NULL)
+			p->gpu[g].pool_start[2] =
+				rte_mempool_avail_count(gnio_mem_pool_mp(p->gpu[g].pack_pool));
 	}
 	for (uint16_t l = 0; l < p->nb_lc; l++)
 		p->lc[l].parked = 1;
@@ -399,6 +419,9 @@ gnio_pipeline_destroy(struct gnio_pipeline *p)
 			rte_gpu_mem_unregister(pg->gpu_id, pg->ctx);
 			rte_free(pg->ctx);
 		}
+		if (pg->pack_pool != NULL && gnio_mem_pool_free(pg->pack_pool) != 0)
+			PL_LOG(ERR, "long-chain pool of GPU %d: mbufs still out, not freed",
+					pg->gpu_id);
 		if (pg->hdr_pool != NULL && gnio_mem_pool_free(pg->hdr_pool) != 0)
 			PL_LOG(ERR, "header pool of GPU %d: mbufs still out, not freed", pg->gpu_id);
 		if (pg->pool != NULL && gnio_mem_pool_free(pg->pool) != 0)

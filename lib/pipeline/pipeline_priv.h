@@ -29,6 +29,13 @@ extern int gnio_pipeline_logtype;
 #define PL_TX_RETRIES 8
 #define PL_MAX_GPUS GNIO_STATS_MAX_GPUS
 #define PL_PACE_BEHIND_US 100     /* --rx-pps: a queue further behind than this restarts from now */
+/*
+ * Flagged lines: a packet whose chain is longer than a slot's segment table is
+ * copied for the consumer into buffers this large (four of them hold any
+ * packet), from a pool of this many a GPU.
+ */
+#define PL_PACK_ROOM 16384
+#define PL_PACK_MBUFS 511
 #define PL_DRAIN_SECONDS 5        /* stop: longest wait for RX lcores and completion */
 
 /*
@@ -123,9 +130,10 @@ struct pl_gpu {
 	struct gnio_consumer consumer;
 	struct gnio_mem_pool *pool;
 	struct gnio_mem_pool *hdr_pool;     /* split: headers */
+	struct gnio_mem_pool *pack_pool;    /* flagged lines: copies of chains too long for slots */
 	struct gnio_eng_ctx *ctx;           /* registered with this GPU */
 	void *state;                        /* gnio_pipeline_state_alloc(): the handler's state here */
-	uint32_t pool_start[2];
+	uint32_t pool_start[3];
 	uint16_t nb_rxq;
 	uint16_t nb_ports;
 };

@@ -130,9 +130,10 @@ gnio_pipeline_stats(const struct gnio_pipeline *p, struct gnio_stats *st,
 		st->rx_pps_stalls += pl_read(&p->lc[l].cnt.pace_stalls);
 	}
 	for (uint16_t g = 0; g < p->nb_gpu; g++) {
-		const struct gnio_mem_pool *pools[2] = { p->gpu[g].pool, p->gpu[g].hdr_pool };
+		const struct gnio_mem_pool *pools[3] = { p->gpu[g].pool, p->gpu[g].hdr_pool,
+			p->gpu[g].pack_pool };
 
-		for (unsigned int i = 0; i < 2; i++)
+		for (unsigned int i = 0; i < 3; i++)
 			if (pools[i] != NULL && st->nb_pools < GNIO_STATS_MAX_POOLS)
 				pl_pool_level(pools[i], p->gpu[g].pool_start[i],
 						&st->pool[st->nb_pools++]);

@@ -271,15 +271,20 @@ def main():
                     help="default mbuf size: the jumbo frame arrives as a chained mbuf")
     ap.add_argument("--inline-bytes", type=int, default=0,
                     help="through the latency queue: the first N bytes in flagged lines")
+    ap.add_argument("--mbuf-size", type=int, default=0,
+                    help="with --chained: this data room (1152: a jumbo frame in nine segments, more "
+                    "than a flagged-line slot's table holds)")
     args = ap.parse_args()
-    ck = Checker("engine-%s-%s%s%s" % (args.engine, args.consumer, "-chained" if args.chained else "",
-                                      "-lines%d" % args.inline_bytes if args.inline_bytes else ""))
+    ck = Checker("engine-%s-%s%s%s%s" % (args.engine, args.consumer, "-chained" if args.chained else "",
+                                        "-lines%d" % args.inline_bytes if args.inline_bytes else "",
+                                        "-mbuf%d" % args.mbuf_size if args.mbuf_size else ""))
     good, bad = corpus()
     inputs = good + bad
     tmp = tempfile.mkdtemp(prefix="gnio-pcap-")
     inp, out, js = (os.path.join(tmp, f) for f in ("in.pcap", "out.pcap", "out.json"))
     app = ["--forward-mode=" + args.engine, "--gpu=" + args.gpu, "--consumer=" + args.consumer,
-           "--json=" + js, "--burst=8"] + ([] if args.chained else ["--mbuf-size=10240"])
+           "--json=" + js, "--burst=8"] + ([] if args.chained else ["--mbuf-size=10240"]) + \
+        (["--mbuf-size=%d" % args.mbuf_size] if args.chained and args.mbuf_size else [])
     if args.mem:
         app.append("--mem=" + args.mem)
     if args.inline_bytes:
