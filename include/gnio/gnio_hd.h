@@ -4,13 +4,23 @@
  * Portability macros for code that is compiled both by the host C compiler
  * and by nvcc. Headers included from device code must include only this
  * file, libc's fixed-width types and other "pure" gnio headers: never a DPDK
- * header (DPDK's compile flags must not reach nvcc).
+ * header (DPDK's compile flags must not reach nvcc). Every gnio header that
+ * device code includes includes this one: compiled for a GPU below compute
+ * capability 8.0 (sm_80), it stops the build with an error that says so.
  */
 #ifndef GNIO_HD_H
 #define GNIO_HD_H
 
 #include <stdint.h>
 #include <stddef.h>
+
+/*
+ * gnio's device code needs compute capability 8.0 (__reduce_or_sync()); the
+ * architectures gnio itself was built for: pkg-config --cflags libgnio-device.
+ */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "gnio device code needs compute capability 8.0 or newer: nvcc -arch=sm_80 or above"
+#endif
 
 #ifdef __CUDACC__
 /** Function compiled for both the CPU and the GPU. */
