@@ -9,6 +9,14 @@
  *
  *     cc app.c $(pkg-config --cflags --libs libgnio)
  *     nvcc -std=c++17 -c handler.cu $(pkg-config --cflags libgnio-device)
+ *     cc app.c handler.o $(pkg-config --cflags --libs libgnio) $(pkg-config --libs libgnio-device)
+ *
+ * Device code needs compute capability 8.0 or newer (sm_80: A100, H100,
+ * H200); libgnio-device's flags carry the architectures gnio was built for,
+ * its libraries what an object nvcc made needs (-lcudart, -lstdc++: it is C++,
+ * also in a C program). A staged install (meson install --destdir STAGE):
+ * PKG_CONFIG_PATH=STAGE/.../pkgconfig alone, the .pc files find their prefix
+ * from where they are.
  *
  * Registration. gnio's gpudev drivers (gnio_host, gnio_cuda), its consumers
  * and its built-in handlers register themselves: the drivers from

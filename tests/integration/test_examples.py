@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """gnio as a library, the way a user gets it: install the build (meson install
---destdir into the build tree), copy examples/ out of the source tree, and build each example with
-nothing but pkg-config (libgnio, libgnio-device) and the compilers; every
+--destdir into the build tree; PKG_CONFIG_PATH pointed at the stage, as README.md says: the
+.pc files find their prefix from where they are), copy examples/ out of the source tree, and build each example with
+nothing but pkg-config (libgnio, libgnio-device: the GPU architectures, the link's -lstdc++)
+and the compilers; the device headers refuse a GPU below sm_80 in words; every
 public header compiles on its own in C and C++; the version macro, the
 library and the .pc file agree; a static link (as gnio.h documents) works.
 Then run them on net_pcap ports, with pcaps written here:
@@ -124,31 +126,31 @@ def build():
     r = sh(["meson", "install", "-C", BUILD, "--no-rebuild", "--quiet", "--destdir", stage])
     ck.check(r.returncode == 0, "meson install --destdir")
     pcs = glob.glob(stage + "/**/pkgconfig/libgnio.pc", recursive=True)
-    # The gpudev plugins go where libgnio.pc says (pmddir), never outside the prefix.
-    pmd_dir = [l for l in open(pcs[0]).read().splitlines() if l.startswith("pmddir=")] if pcs else []
-    pmd_dir = pmd_dir[0][7:] if pmd_dir else ""
-    prefix = [l for l in open(pcs[0]).read().splitlines() if l.startswith("prefix=")][0][7:] if pcs else "?"
-    for d in ("host", "cuda"):
-        ck.check(pmd_dir.startswith(prefix + "/") and
-                 os.path.exists(stage + pmd_dir + "/librte_gpu_gnio_%s.so" % d),
-                 "librte_gpu_gnio_%s.so installed into pmddir %s, under the prefix %s" % (d, pmd_dir, prefix))
     if not pcs:
         raise SystemExit("FAIL: no libgnio.pc installed")
-    pcdir = os.path.join(tmp, "pc")
-    os.makedirs(pcdir)
-    for f in glob.glob(os.path.dirname(pcs[0]) + "/*.pc"):
-        text = open(f).read()
-        prefix = [l for l in text.splitlines() if l.startswith("prefix=")][0][7:]
-        with open(os.path.join(pcdir, os.path.basename(f)), "w") as o:
-            o.write(text.replace("prefix=" + prefix, "prefix=" + stage + prefix, 1))
-    env = dict(os.environ, PKG_CONFIG_PATH=pcdir)
+    # The staged install as README.md says to use it: PKG_CONFIG_PATH pointed at the stage, the
+    # .pc files as installed (they find their prefix from where they are).
+    if not open(pcs[0]).read().startswith("prefix=${pcfiledir}/"):
+        raise SystemExit("FAIL: the installed libgnio.pc is not relocatable (this build directory was "
+                         "set up before pkgconfig.relocatable became gnio's default: meson configure %s "
+                         "-Dpkgconfig.relocatable=true)" % BUILD)
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]))
 
     def pc(*args):
         r = sh(["pkg-config"] + list(args), env=env)
         ck.check(r.returncode == 0, "pkg-config %s" % " ".join(args))
         return r.stdout.split()
 
+    # The gpudev plugins go where libgnio.pc says (pmddir), never outside the prefix.
+    prefix = os.path.realpath(pc("--variable=prefix", "libgnio")[0])
+    pmd_dir = os.path.realpath(pc("--variable=pmddir", "libgnio")[0])
+    for d in ("host", "cuda"):
+        ck.check(pmd_dir.startswith(prefix + "/") and pmd_dir.startswith(stage + "/") and
+                 os.path.exists(pmd_dir + "/librte_gpu_gnio_%s.so" % d),
+                 "librte_gpu_gnio_%s.so installed into pmddir %s, under the prefix %s" % (d, pmd_dir, prefix))
+
     cflags, libs, dcflags = pc("--cflags", "libgnio"), pc("--libs", "libgnio"), pc("--cflags", "libgnio-device")
+    dlibs = pc("--libs", "libgnio-device")
     version = pc("--modversion", "libgnio")[0]
     cuda = "-lcudart" in libs
     nvcc = None
@@ -181,6 +183,14 @@ def build():
             open(t, "w").write("#include <gnio/device/%s>\n" % h)
             r = sh([nvcc, "-std=c++17", "-c", "-o", os.devnull, t] + dcflags)
             ck.check(r.returncode == 0, "gnio/device/%s compiles alone with nvcc" % h)
+        # Below compute capability 8.0 the device headers stop the build, saying what they need
+        # (it was nvcc's "identifier __reduce_or_sync is undefined").
+        t = os.path.join(tmp, "h.cu")
+        open(t, "w").write("#include <gnio/device/gnio_kernels.cuh>\n")
+        r = subprocess.run([nvcc, "-std=c++17", "-c", "-o", os.devnull, t, "-arch=sm_75"] +
+                           [f for f in dcflags if f.startswith("-I")], capture_output=True, text=True)
+        ck.check(r.returncode != 0 and "compute capability 8.0" in r.stderr and "sm_80" in r.stderr,
+                 "gnio_kernels.cuh for sm_75: refused naming sm_80:\n%s" % r.stderr[-1500:])
 
     # The version three ways; and a static link as gnio.h documents it.
     v = os.path.join(tmp, "ver.c")
@@ -216,11 +226,12 @@ def build():
                           ("item_kernel", "item_macswap.cu", "item_kernel.c")):
             d = os.path.join(src, ex)
             o = os.path.join(d, cu.replace(".cu", ".o"))
-            r = sh([nvcc, "-std=c++17", "-O2", "-arch=sm_90", "-Xcompiler", "-fPIC,-Wall,-Werror",
+            # (The GPU architectures and the link's -lstdc++: what pkg-config gives, nothing more.)
+            r = sh([nvcc, "-std=c++17", "-O2", "-Xcompiler", "-fPIC,-Wall,-Werror",
                     "-c", "-o", o, os.path.join(d, cu)] + dcflags)
-            ck.check(r.returncode == 0, "%s: nvcc builds %s" % (ex, cu))
+            ck.check(r.returncode == 0, "%s: nvcc builds %s with pkg-config's flags alone" % (ex, cu))
             r = sh(["cc"] + strict + ["-o", os.path.join(d, ex), os.path.join(d, c), o] + cflags + libs +
-                   ["-lstdc++"])
+                   dlibs)
             ck.check(r.returncode == 0, "%s builds with cc and pkg-config alone" % ex)
     return src, os.path.dirname(os.path.dirname(pcs[0])), cuda
 
