@@ -269,6 +269,57 @@ gnio_app_fail(const char *app, const char *fmt, const char *arg)
 	exit(2);
 }
 
+/* Whether @p c may stand next to a field's name (a name is letters, digits, '_' and '.'). */
+static int
+app_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		c == '_' || c == '.';
+}
+
+void
+gnio_app_conf_reason(const struct gnio_app_flag *map, const char *err, char *out, size_t len)
+{
+	size_t o = 0;
+	int prev = 0;    /* the last character copied was part of a name */
+
+	if (len == 0)
+		return;
+	while (*err != '\0' && o + 1 < len) {
+		const struct gnio_app_flag *m = map;
+		size_t n = 0;
+
+		/* A field of the map, whole: not a piece of a longer name. */
+		for (; !prev && m != NULL && m->field != NULL; m++) {
+			n = strlen(m->field);
+			if (strncmp(err, m->field, n) == 0 && !app_name_char(err[n]))
+				break;
+		}
+		if (!prev && m != NULL && m->field != NULL) {
+			int w = snprintf(out + o, len - o, "%s", m->flag);
+
+			o = w < 0 ? o : RTE_MIN(o + (size_t)w, len - 1);
+			err += n;
+			prev = 1;
+			continue;
+		}
+		prev = app_name_char(*err);
+		out[o++] = *err++;
+	}
+	out[o] = '\0';
+}
+
+void
+gnio_app_conf_check(const char *app, const struct gnio_app_flag *map, const struct gnio_conf *c)
+{
+	char err[256], line[320];
+
+	if (gnio_conf_check(c, err, sizeof(err)) == 0)
+		return;
+	gnio_app_conf_reason(map, err, line, sizeof(line));
+	gnio_app_fail(app, "%s", line);
+}
+
 uint64_t
 gnio_app_number(const char *app, const char *opt, const char *v, uint64_t lo, uint64_t hi)
 {

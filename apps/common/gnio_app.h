@@ -77,6 +77,27 @@ void gnio_app_fail(const char *app, const char *fmt, const char *arg) __attribut
  */
 uint64_t gnio_app_number(const char *app, const char *opt, const char *v, uint64_t lo, uint64_t hi);
 
+/** An app's option that sets a gnio_conf field: the field's name (as the library writes it) and the option. */
+struct gnio_app_flag {
+	const char *field;   /**< "queue.inline_bytes" */
+	const char *flag;    /**< "--inline-bytes" */
+};
+
+/**
+ * The library's reason @p err (which names gnio_conf fields, e.g.
+ * "queue.inline_bytes=100: must be ...") in the app's words: each field of
+ * @p map (ended by a NULL field) written as its option ("--inline-bytes=100:
+ * must be ..."), into @p out.
+ */
+void gnio_app_conf_reason(const struct gnio_app_flag *map, const char *err, char *out, size_t len);
+
+/**
+ * Judge the options' configuration before the EAL starts (gnio_conf_check()):
+ * refused, print "APP: " and the reason in the app's words (@p map) and exit 2.
+ */
+struct gnio_conf;
+void gnio_app_conf_check(const char *app, const struct gnio_app_flag *map, const struct gnio_conf *c);
+
 /**
  * After rte_eal_init(): every valid ethdev port, in order, into @p ports
  * (RTE_MAX_ETHPORTS entries); none: print "APP: " @p none and exit 2.

@@ -220,6 +220,26 @@ static const struct option app_long[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The options that set gnio_conf fields: the library's reasons in gnio-testpmd's words. */
+const struct gnio_app_flag app_flags[] = {
+	{ "rx.burst", "--burst" }, { "rx.nb_cores", "--nb-cores" }, { "rx.rx_pps", "--rx-pps" },
+	{ "rx.max_packets", "--max-packets" }, { "rx.overload", "--overload" },
+	{ "rx.prefill_len", "--prefill" }, { "rx.txpkts", "--txpkts" },
+	{ "queue.item_pkts", "--item-pkts" }, { "queue.ring_items", "--ring-items" },
+	{ "queue.flush_us", "--flush-us" }, { "queue.inline_bytes", "--inline-bytes" },
+	{ "mem.mode", "--mem" }, { "mem.nb_mbufs", "--total-num-mbufs" },
+	{ "mem.mbuf_size", "--mbuf-size" }, { "mem.split_hdr", "--split" },
+	{ "gpu.name", "--gpu" }, { "gpu.map", "--gpu-map" },
+	{ "consumer.name", "--consumer" }, { "consumer.handler", "--forward-mode" },
+	{ "consumer.completion", "--completion" }, { "consumer.stall_ms", "--stall-ms" },
+	{ "consumer.drain_ms", "--drain-ms" }, { "consumer.cuda_warps", "--cuda-warps" },
+	{ "consumer.cuda_backoff_ns", "--cuda-backoff-ns" },
+	{ "ports.nb_rxq", "--rxq" }, { "ports.nb_txq", "--txq" }, { "ports.nb_rxd", "--rxd" },
+	{ "ports.nb_txd", "--txd" }, { "ports.peers", "--eth-peer" }, { "ports.ids", "--portmask" },
+	{ "debug.slow_consumer_us", "--slow-consumer-us" },
+	{ NULL, NULL },
+};
+
 void
 app_parse(int argc, char **argv, struct app_opts *o)
 {
@@ -242,12 +262,7 @@ app_parse(int argc, char **argv, struct app_opts *o)
 		const char *name = opt >= OPT_FWD ? app_long[idx].name : "";
 
 		switch (opt) {
-		case OPT_FWD:
-			if (gnio_handler_find(optarg) == NULL)
-				app_fail("--forward-mode=%s: unknown (have: %s)", optarg,
-						gnio_handler_names());
-			o->forward_mode = optarg;
-			break;
+		case OPT_FWD: o->forward_mode = optarg; break;
 		case OPT_PORTMASK:
 			o->portmask = parse_u64(name, optarg, 1, UINT64_MAX, 16);
 			break;
@@ -255,7 +270,7 @@ app_parse(int argc, char **argv, struct app_opts *o)
 		case OPT_TXQ: pt->nb_txq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
 		case OPT_RXD: pt->nb_rxd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
 		case OPT_TXD: pt->nb_txd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
-		case OPT_BURST: rx->burst = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
+		case OPT_BURST: rx->burst = (uint16_t)parse_u64(name, optarg, 0, UINT16_MAX, 10); break;
 		case OPT_NB_CORES:
 			rx->nb_cores = (uint16_t)parse_u64(name, optarg, 1, RTE_MAX_LCORE - 1, 10);
 			break;
@@ -273,34 +288,15 @@ app_parse(int argc, char **argv, struct app_opts *o)
 			if (gnio_mem_mode_parse(optarg, &mem->mode) != 0)
 				app_fail("--mem=%s: expected host, pinned, gpu or auto", optarg);
 			break;
-		case OPT_GPU:
-			if (*optarg == '\0')
-				app_fail("--gpu: empty name (auto, host or a gpudev name)");
-			conf->gpu.name = optarg;
-			break;
+		case OPT_GPU: conf->gpu.name = optarg; break;
 		case OPT_GPU_MAP:
 			parse_gpu_map(optarg, o);
 			break;
-		case OPT_CONSUMER:
-			if (!gnio_consumer_exists(optarg))
-				app_fail("--consumer=%s: unknown or not built (have: %s)", optarg,
-						gnio_consumer_names());
-			cs->name = optarg;
-			break;
+		case OPT_CONSUMER: cs->name = optarg; break;
 		case OPT_FLUSH: qu->flush_us = (uint32_t)parse_u64(name, optarg, 0, 1000000, 10); break;
-		case OPT_RING:
-			qu->ring_items = (uint32_t)parse_u64(name, optarg, 2, 65536, 10);
-			if ((qu->ring_items & (qu->ring_items - 1)) != 0)
-				app_fail("--ring-items=%s: must be a power of two", optarg);
-			break;
+		case OPT_RING: qu->ring_items = (uint32_t)parse_u64(name, optarg, 0, 65536, 10); break;
 		case OPT_ITEM: qu->item_pkts = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
-		case OPT_INLINE:
-			qu->inline_bytes = (uint16_t)parse_u64(name, optarg, 0, GNIO_LQ_INLINE_MAX, 10);
-			if (qu->inline_bytes != 0 && (qu->inline_bytes < GNIO_LQ_INLINE_MIN ||
-					qu->inline_bytes % GNIO_LQ_INLINE_STEP != 0))
-				app_fail("--inline-bytes=%s: must be 0 or %u..%u, a multiple of %u", optarg,
-						GNIO_LQ_INLINE_MIN, GNIO_LQ_INLINE_MAX, GNIO_LQ_INLINE_STEP);
-			break;
+		case OPT_INLINE: qu->inline_bytes = (uint16_t)parse_u64(name, optarg, 0, UINT16_MAX, 10); break;
 		case OPT_SPLIT: mem->split_hdr = (uint16_t)parse_u64(name, optarg, 14, 1024, 10); break;
 		case OPT_OVERLOAD:
 			if (strcmp(optarg, "drop") == 0)
@@ -353,8 +349,8 @@ app_parse(int argc, char **argv, struct app_opts *o)
 	if (optind < argc)
 		app_fail("%s: unexpected argument", argv[optind]);
 	cs->handler = o->forward_mode;
-	if (qu->item_pkts != 0 && qu->item_pkts < rx->burst)
-		app_fail("--item-pkts=%u: must be at least --burst (%u)", qu->item_pkts, rx->burst);
 	if (o->interactive && o->duration != 0)
 		app_fail("--duration: not with -i (stop forwarding with 'stop', or use --max-packets)");
+	/* The configuration's fields, judged by the library before the EAL starts. */
+	gnio_app_conf_check(APP, app_flags, conf);
 }

@@ -8,6 +8,8 @@
 
 #include <gnio/gnio.h>
 
+#include "gnio_app.h"
+
 #define APP "gnio-testpmd"
 #define APP_MAX_PORTS 64          /* --portmask is 64 bits */
 
@@ -39,6 +41,9 @@ void app_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretur
 
 /** After the EAL started: print "gnio-testpmd: <reason>", clean the EAL up, exit @p code. */
 void app_exit(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* The options that set gnio_conf fields (gnio_app_conf_reason()). */
+extern const struct gnio_app_flag app_flags[];
 
 /** Interactive prompt (DPDK cmdline): returns when the user quits. */
 void app_prompt(struct gnio_pipeline *p);

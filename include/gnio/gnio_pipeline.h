@@ -205,6 +205,22 @@ size_t gnio_conf_size(void);
  */
 int gnio_conf_set(struct gnio_conf *c, const char *key, const char *value);
 
+/**
+ * Judge each field of a configuration alone: its value in range and form, the
+ * consumer and handler it names known. What depends on the machine (the
+ * ports, the GPUs, the lcores, whether the consumer serves the handler) is
+ * judged by gnio_pipeline_create(), which calls this first. Needs no EAL: a
+ * program can judge its options before rte_eal_init(). The reason names the
+ * field as struct gnio_conf writes it ("queue.inline_bytes=100: ..."): an
+ * application maps it to its own option's name.
+ * @param c the configuration
+ * @param err a one-line reason when it is refused
+ * @param len bytes at @p err
+ * @return 0; -EINVAL (a value out of range or form); -ENOENT (an unknown
+ *   consumer or handler)
+ */
+int gnio_conf_check(const struct gnio_conf *c, char *err, size_t len);
+
 /** The string values of a configuration file (gnio_conf_file_load()). */
 struct gnio_conf_file;
 

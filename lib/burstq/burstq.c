@@ -185,9 +185,7 @@ gnio_burstq_create(const struct gnio_burstq_conf *conf)
 
 	if (conf == NULL || conf->nb_items < 2 || !rte_is_power_of_2(conf->nb_items) ||
 			conf->max_pkts == 0 || conf->max_pkts > RTE_GPU_COMM_LIST_PKTS_MAX ||
-			(conf->inline_bytes != 0 && (conf->inline_bytes < GNIO_LQ_INLINE_MIN ||
-			conf->inline_bytes > GNIO_LQ_INLINE_MAX ||
-			conf->inline_bytes % GNIO_LQ_INLINE_STEP != 0))) {
+			!gnio_burstq_inline_ok(conf->inline_bytes)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}

@@ -26,6 +26,19 @@
 
 struct gnio_burstq;
 
+/**
+ * Whether @p n is a valid gnio_burstq_conf.inline_bytes (and gnio_conf's
+ * queue.inline_bytes): 0, or GNIO_LQ_INLINE_MIN..GNIO_LQ_INLINE_MAX in steps
+ * of GNIO_LQ_INLINE_STEP. The one statement of the rule: gnio_conf_check()
+ * says why a value is refused.
+ */
+static inline bool
+gnio_burstq_inline_ok(uint32_t n)
+{
+	return n == 0 || (n >= GNIO_LQ_INLINE_MIN && n <= GNIO_LQ_INLINE_MAX &&
+			n % GNIO_LQ_INLINE_STEP == 0);
+}
+
 /** Creation parameters. */
 struct gnio_burstq_conf {
 	int16_t gpu_id;      /**< gpudev device the consumer runs on */

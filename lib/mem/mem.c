@@ -286,7 +286,7 @@ mem_gpu_setup(struct gnio_mem_pool *p, const struct gnio_mem_conf *conf)
 		return -EINVAL;
 	for (uint16_t i = 0; i < conf->nb_ports; i++) {
 		if (gnio_mem_port_dma_check(conf->ports[i], why, sizeof(why)) != 0) {
-			MEM_LOG(ERR, "--mem=gpu: port %u: %s", conf->ports[i], why);
+			MEM_LOG(ERR, "mem.mode=gpu: port %u: %s", conf->ports[i], why);
 			return -ENOTSUP;
 		}
 	}

@@ -310,7 +310,7 @@ gnio_pipeline_create(const struct gnio_conf *cc, char *err, size_t err_len)
 		if (c->prefill_len != 0) {
 			ret = pl_prefill(p, pg);
 			if (ret != 0)
-				PL_FAIL(-ret, "rx.prefill_len (--prefill=%u): %s", c->prefill_len,
+				PL_FAIL(-ret, "rx.prefill_len=%u: %s", c->prefill_len,
 						ret == -ENOTSUP ? "the CPU cannot write GPU memory "
 						"(use mem.mode host or pinned)" :
 						"longer than the mbuf data room");

@@ -81,8 +81,8 @@ pl_place(struct gnio_pipeline *p, const unsigned int *workers, const int *socket
 	}
 	/* Completion: one dedicated lcore if another is spare, else each RX lcore completes its own. */
 	if (c->completion == GNIO_COMPLETION_LCORE && spare < needs + 1)
-		PL_FAIL(EINVAL, "consumer.completion (--completion=lcore): a dedicated completion lcore needs %u worker "
-				"lcores, the EAL gave %u (-l)",
+		PL_FAIL(EINVAL, "consumer.completion=lcore: a dedicated completion lcore needs %u "
+				"worker lcores, the EAL gave %u (-l)",
 				c->nb_cores + needs + 1, nb_workers);
 	if (c->completion != GNIO_COMPLETION_RX && spare >= needs + 1) {
 		struct pl_lcore *lc = &p->lc[p->nb_lc++];

@@ -183,16 +183,11 @@ pl_resolve_ports(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_
 				pc->ports[pc->nb_ports++] = port;
 		}
 	} else {
-		if (c->ports.ids == NULL)
-			PL_FAILV(EINVAL, "ports.nb is %u and ports.ids is NULL", c->ports.nb);
-		if (c->ports.nb > GNIO_MAX_PORTS)
-			PL_FAILV(EINVAL, "ports.nb=%u: gnio is built for %u ports (-Dmax_ports)", c->ports.nb,
-					GNIO_MAX_PORTS);
 		for (uint16_t i = 0; i < c->ports.nb; i++)
 			pc->ports[pc->nb_ports++] = c->ports.ids[i];
 	}
 	if (pc->nb_ports == 0)
-		PL_FAILV(EINVAL, "no ports: give the EAL a device (--vdev, -a) and check ports.ids (--portmask)");
+		PL_FAILV(EINVAL, "no ports: give the EAL a device (--vdev, -a) and check ports.ids");
 	for (uint16_t i = 0; i < pc->nb_ports; i++) {
 		if (!rte_eth_dev_is_valid_port(pc->ports[i]))
 			PL_FAILV(ENODEV, "port %u does not exist", pc->ports[i]);
@@ -210,9 +205,8 @@ pl_resolve_ports(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_
 		for (uint16_t k = 0; k < pc->nb_ports; k++)
 			used |= pc->ports[k] == pp->port;
 		if (!used)
-			PL_FAILV(EINVAL, "ports.peers (--eth-peer=%u,...): port %u is not in use (%u ports: "
-					"give the EAL its device, check --portmask)", pp->port, pp->port,
-					pc->nb_ports);
+			PL_FAILV(EINVAL, "ports.peers: port %u is not in use (%u ports: give the EAL its "
+					"device, check ports.ids)", pp->port, pc->nb_ports);
 		pc->peer_set[pp->port] = true;
 		memcpy(pc->peer[pp->port].addr_bytes, pp->mac, 6);
 	}
@@ -228,8 +222,6 @@ pl_resolve_gpus(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_t
 	struct gnio_topo topo;
 	int16_t id;
 
-	if (want[0] == '\0')
-		PL_FAILV(EINVAL, "gpu.name (--gpu) is empty: auto, host or a gpudev name");
 	if (strcmp(want, "host") == 0)
 		id = pl_gpu_host();
 	else if (is_auto)
@@ -238,8 +230,8 @@ pl_resolve_gpus(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_t
 		id = pl_gpu_by_name(want);
 	if (id < 0)
 		PL_FAILV(ENOENT, strcmp(want, "host") == 0 ?
-				"gpu.name (--gpu=host): cannot create the host GPU device gnio_host0" :
-				"gpu.name (--gpu=%s): no such GPU (auto, host, or a gpudev device name)", want);
+				"gpu.name=host: cannot create the host GPU device gnio_host0" :
+				"gpu.name=%s: no such GPU (auto, host, or a gpudev device name)", want);
 	pc->gpu_id = id;
 	for (uint16_t i = 0; i < GNIO_MAX_PORTS; i++)
 		pc->port_gpu[i] = id;
@@ -259,13 +251,13 @@ pl_resolve_gpus(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_t
 		for (uint16_t k = 0; k < pc->nb_ports; k++)
 			used |= pc->ports[k] == m->port;
 		if (!used)
-			PL_FAILV(EINVAL, "gpu.map (--gpu-map): port %u is not in use (--portmask, EAL devices)",
+			PL_FAILV(EINVAL, "gpu.map: port %u is not in use (ports.ids, the EAL's devices)",
 					m->port);
 		if (m->gpu == NULL)
-			PL_FAILV(EINVAL, "gpu.map (--gpu-map): port %u: no GPU named", m->port);
+			PL_FAILV(EINVAL, "gpu.map: port %u: no GPU named", m->port);
 		id = strcmp(m->gpu, "host") == 0 ? pl_gpu_host() : pl_gpu_by_name(m->gpu);
 		if (id < 0)
-			PL_FAILV(ENOENT, "gpu.map (--gpu-map): no GPU named %s", m->gpu);
+			PL_FAILV(ENOENT, "gpu.map: no GPU named %s", m->gpu);
 		pc->port_gpu[m->port] = id;
 	}
 	return 0;
@@ -282,6 +274,12 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 	int ret;
 
 	memset(pc, 0, sizeof(*pc));
+	/* Each field alone first (the same judgement an application can ask before the EAL). */
+	ret = gnio_conf_check(c, err, err_len);
+	if (ret != 0) {
+		rte_errno = -ret;
+		return ret;
+	}
 	ret = pl_resolve_ports(pc, c, err, err_len);
 	if (ret == 0)
 		ret = pl_resolve_gpus(pc, c, err, err_len);
@@ -290,8 +288,6 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 	pc->nb_rxq = c->ports.nb_rxq;
 	pc->nb_txq = c->ports.nb_txq;
 	pc->app_txq = c->ports.app_txq;
-	if (pc->app_txq > 1)
-		PL_FAILV(EINVAL, "ports.app_txq %u: 0 or 1", pc->app_txq);
 	pc->nb_rxd = c->ports.nb_rxd;
 	pc->nb_txd = c->ports.nb_txd;
 	pc->burst = c->rx.burst;
@@ -313,9 +309,6 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 	pc->drain_ms = c->consumer.drain_ms;
 	pc->cuda_warps = c->consumer.cuda_warps;
 	pc->state_shared = c->consumer.state_shared;
-	if (pc->state_shared > GNIO_STATE_SHARED_MAX)
-		PL_FAILV(EINVAL, "consumer.state_shared %u: at most %u bytes", pc->state_shared,
-				GNIO_STATE_SHARED_MAX);
 	pc->cuda_backoff_ns = c->consumer.cuda_backoff_ns;
 	pc->state = c->consumer.state;
 	pc->kernel = c->consumer.kernel;
@@ -323,30 +316,10 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 	pc->inject_fault = c->debug.inject_fault;
 	pc->cuda_trace = c->debug.cuda_trace;
 
-	if ((unsigned int)c->mem.mode > GNIO_MEM_AUTO)
-		PL_FAILV(EINVAL, "mem.mode %d: not an enum gnio_mem_mode", (int)c->mem.mode);
-	if ((unsigned int)pc->overload > GNIO_OVERLOAD_BACKPRESSURE)
-		PL_FAILV(EINVAL, "rx.overload %d: not an enum gnio_overload", (int)pc->overload);
-	if ((unsigned int)pc->completion > GNIO_COMPLETION_LCORE)
-		PL_FAILV(EINVAL, "consumer.completion %d: not an enum gnio_completion",
-				(int)pc->completion);
-	if (pc->nb_rxq == 0 || pc->nb_txq == 0 || pc->nb_rxd == 0 || pc->nb_txd == 0)
-		PL_FAILV(EINVAL, "ports.nb_rxq, nb_txq, nb_rxd and nb_txd must be at least 1");
-	if (pc->burst == 0 || pc->burst > RTE_GPU_COMM_LIST_PKTS_MAX)
-		PL_FAILV(EINVAL, "rx.burst (--burst) must be 1..%u", RTE_GPU_COMM_LIST_PKTS_MAX);
 	if (pc->item_pkts == 0)
 		pc->item_pkts = (uint16_t)RTE_MIN(4u * pc->burst, (unsigned int)RTE_GPU_COMM_LIST_PKTS_MAX);
-	if (pc->item_pkts < pc->burst || pc->item_pkts > RTE_GPU_COMM_LIST_PKTS_MAX)
-		PL_FAILV(EINVAL, "queue.item_pkts (--item-pkts) must be %u..%u (at least rx.burst)", pc->burst,
-				RTE_GPU_COMM_LIST_PKTS_MAX);
-	if (pc->ring_items < 2 || !rte_is_power_of_2(pc->ring_items))
-		PL_FAILV(EINVAL, "queue.ring_items (--ring-items) must be a power of two >= 2");
-	if (pc->inline_bytes != 0 && (pc->inline_bytes < GNIO_LQ_INLINE_MIN ||
-			pc->inline_bytes > GNIO_LQ_INLINE_MAX || pc->inline_bytes % GNIO_LQ_INLINE_STEP != 0))
-		PL_FAILV(EINVAL, "queue.inline_bytes (--inline-bytes=%u) must be 0 or %u..%u, a multiple of %u",
-				pc->inline_bytes, GNIO_LQ_INLINE_MIN, GNIO_LQ_INLINE_MAX, GNIO_LQ_INLINE_STEP);
-	if (pc->nb_cores == 0 || pc->nb_cores > nb_workers)
-		PL_FAILV(EINVAL, "rx.nb_cores (--nb-cores=%u): the EAL gave %u worker lcores (-l)", pc->nb_cores,
+	if (pc->nb_cores > nb_workers)
+		PL_FAILV(EINVAL, "rx.nb_cores=%u: the EAL gave %u worker lcores (-l)", pc->nb_cores,
 				nb_workers);
 	if ((uint32_t)pc->nb_ports * pc->nb_rxq > PL_MAX_QUEUES)
 		PL_FAILV(EINVAL, "too many RX queues (%u ports x %u), at most %u", pc->nb_ports,
@@ -359,17 +332,17 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 		any_cuda && gnio_consumer_exists("cuda") ? "cuda" : "host";
 	ops = gnio_consumer_find(pc->consumer);
 	if (ops == NULL)
-		PL_FAILV(ENOENT, "consumer.name (--consumer=%s): not built in (have: %s)", pc->consumer,
+		PL_FAILV(ENOENT, "consumer.name=%s: not built in (have: %s)", pc->consumer,
 				gnio_consumer_names());
 	p->ops = ops;
 	if (pc->inline_bytes != 0 && !ops->lines)
-		PL_FAILV(ENOTSUP, "queue.inline_bytes (--inline-bytes=%u): consumer %s does not serve flagged "
-				"lines; use cuda or host (--consumer)", pc->inline_bytes, pc->consumer);
+		PL_FAILV(ENOTSUP, "queue.inline_bytes=%u: consumer %s does not serve flagged lines; "
+				"consumer.name cuda or host does", pc->inline_bytes, pc->consumer);
 	/* The handler. */
 	p->handler_name = c->consumer.handler != NULL ? c->consumer.handler : "io";
 	pc->handler = gnio_handler_find(p->handler_name);
 	if (pc->handler == NULL)
-		PL_FAILV(ENOENT, "consumer.handler (--forward-mode=%s): no such handler (have: %s)", p->handler_name,
+		PL_FAILV(ENOENT, "consumer.handler=%s: no such handler (have: %s)", p->handler_name,
 				gnio_handler_names());
 	ret = pl_handler_check(pc, pc->handler, err, err_len);
 	if (ret != 0)
@@ -378,24 +351,23 @@ pl_resolve(struct gnio_pipeline *p, const struct gnio_conf *c, unsigned int nb_w
 	pc->mem = c->mem.mode != GNIO_MEM_AUTO ? c->mem.mode :
 		ops->gpu && !ops->copies ? GNIO_MEM_PINNED : GNIO_MEM_HOST;
 	if (pc->inline_bytes != 0 && pc->mem == GNIO_MEM_GPU)
-		PL_FAILV(EINVAL, "queue.inline_bytes (--inline-bytes=%u): the CPU copies each packet's first "
-				"bytes, so packet memory cannot be the GPU's: mem.mode pinned (--mem=pinned)",
-				pc->inline_bytes);
+		PL_FAILV(EINVAL, "queue.inline_bytes=%u: the CPU copies each packet's first bytes, so "
+				"packet memory cannot be the GPU's: use mem.mode=pinned", pc->inline_bytes);
 	if (ops->host_state && pc->mem == GNIO_MEM_GPU)
-		PL_FAILV(EINVAL, "consumer %s reads packets on the CPU: mem.mode cannot be gpu (--mem)",
+		PL_FAILV(EINVAL, "consumer.name=%s reads packets on the CPU: mem.mode cannot be gpu",
 				pc->consumer);
 	if (ops->gpu && !ops->copies && pc->mem == GNIO_MEM_HOST)
-		PL_FAILV(EINVAL, "consumer %s cannot read host memory (not registered with the GPU): "
-				"mem.mode must be pinned or gpu (--mem=pinned)", pc->consumer);
+		PL_FAILV(EINVAL, "consumer.name=%s cannot read host memory (not registered with the "
+				"GPU): use mem.mode=pinned (or gpu)", pc->consumer);
 	/* A port that cannot do what the memory mode needs is refused before anything is made. */
 	for (uint16_t i = 0; pc->mem == GNIO_MEM_GPU && i < pc->nb_ports; i++) {
 		if (gnio_mem_port_dma_check(pc->ports[i], why, sizeof(why)) != 0)
-			PL_FAILV(ENOTSUP, "mem.mode (--mem=gpu): port %u (%s): %s; use pinned (--mem=pinned)", pc->ports[i],
+			PL_FAILV(ENOTSUP, "mem.mode=gpu: port %u (%s): %s; use mem.mode=pinned", pc->ports[i],
 					pl_port_name(pc->ports[i]), why);
 		/* Memory of a CUDA GPU is not the CPU's to read: only the host device's is. */
 		if ((!ops->gpu || ops->copies) && pl_gpu_is_cuda(pc->port_gpu[pc->ports[i]]))
-			PL_FAILV(ENOTSUP, "mem.mode (--mem=gpu): consumer %s reads packets on the CPU, and "
-					"port %u's packets would be in CUDA GPU memory; use pinned (--mem=pinned)",
+			PL_FAILV(ENOTSUP, "mem.mode=gpu: consumer %s reads packets on the CPU, and port "
+					"%u's packets would be in CUDA GPU memory; use mem.mode=pinned",
 					pc->consumer, pc->ports[i]);
 	}
 	return 0;
@@ -408,28 +380,28 @@ pl_handler_check(const struct pl_conf *pc, const struct gnio_handler *h, char *e
 	const struct gnio_consumer_ops *ops = gnio_consumer_find(pc->consumer);
 
 	if (ops != NULL && !ops->gpu && h->host_item == NULL)
-		PL_FAILV(ENOTSUP, "handler %s has no CPU code: use a CUDA consumer (consumer.name, --consumer)",
+		PL_FAILV(ENOTSUP, "handler %s has no CPU code: use a CUDA consumer (consumer.name)",
 				h->name);
 	if (ops != NULL && ops->host_state && h->batch == NULL)
 		PL_FAILV(ENOTSUP, "handler %s is not a batch handler (<gnio/gnio_batch.h>), which consumer "
 				"%s runs", h->name, ops->name);
 	if (ops != NULL && ops->gpu && !ops->host_state && h->cuda == NULL)
-		PL_FAILV(ENOTSUP, "handler %s has no GPU code: use consumer.name host (--consumer)%s", h->name,
+		PL_FAILV(ENOTSUP, "handler %s has no GPU code: use consumer.name=host%s", h->name,
 				h->batch != NULL ? " or cuda-batch" : "");
 	if (pc->inline_bytes != 0 && ops != NULL && !ops->gpu && h->host_pkt == NULL)
 		PL_FAILV(ENOTSUP, "handler %s has no per-packet CPU code for the flagged lines "
-				"(queue.inline_bytes, --inline-bytes)", h->name);
+				"(queue.inline_bytes)", h->name);
 	if (pc->inline_bytes != 0 && ops != NULL && ops->gpu && h->cuda != NULL && h->cuda->lines == NULL)
 		PL_FAILV(ENOTSUP, "handler %s has no flagged-line kernel (built before queue.inline_bytes)",
 				h->name);
 	if ((h->flags & GNIO_HANDLER_GENERATES) && pc->inline_bytes != 0 && pc->txpkts > pc->inline_bytes)
-		PL_FAILV(EINVAL, "rx.txpkts (--txpkts=%u): %s writes whole packets, and with flagged lines "
-				"only queue.inline_bytes (--inline-bytes=%u) are written back", pc->txpkts,
-				h->name, pc->inline_bytes);
+		PL_FAILV(EINVAL, "rx.txpkts=%u: %s writes whole packets, and with flagged lines only "
+				"queue.inline_bytes=%u are written back", pc->txpkts, h->name, pc->inline_bytes);
 	if ((h->flags & GNIO_HANDLER_GENERATES) && pc->txpkts < GNIO_TXONLY_MIN_LEN)
-		PL_FAILV(EINVAL, "rx.txpkts (--txpkts) must be at least %u for %s", GNIO_TXONLY_MIN_LEN, h->name);
+		PL_FAILV(EINVAL, "rx.txpkts=%u: at least %u for %s", pc->txpkts, GNIO_TXONLY_MIN_LEN,
+				h->name);
 	if ((h->flags & GNIO_HANDLER_GENERATES) && pc->txpkts > pc->mbuf_size - RTE_PKTMBUF_HEADROOM)
-		PL_FAILV(EINVAL, "rx.txpkts (--txpkts=%u) does not fit mem.mbuf_size (--mbuf-size=%u)", pc->txpkts, pc->mbuf_size);
+		PL_FAILV(EINVAL, "rx.txpkts=%u does not fit mem.mbuf_size=%u", pc->txpkts, pc->mbuf_size);
 	return 0;
 }
 
@@ -461,9 +433,9 @@ pl_datapath(struct gnio_pipeline *p, uint16_t i, const struct gnio_topo *topo)
 		if (gnio_mem_port_dma_check(port, why, sizeof(why)) != 0)
 			snprintf(dp->reason, sizeof(dp->reason), "%s", why);
 		else if (why[0] == '\0')
-			snprintf(dp->reason, sizeof(dp->reason), "--mem=gpu would use gpudirect");
+			snprintf(dp->reason, sizeof(dp->reason), "mem.mode=gpu would use gpudirect");
 		else
-			snprintf(dp->reason, sizeof(dp->reason), "--mem=gpu would put packets in GPU memory");
+			snprintf(dp->reason, sizeof(dp->reason), "mem.mode=gpu would put packets in GPU memory");
 		break;
 	}
 	case GNIO_MEM_HOST:

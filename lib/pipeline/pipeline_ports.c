@@ -90,11 +90,11 @@ pl_port_offloads(const struct pl_conf *c, uint16_t nb_gpu, uint16_t port,
 	*o = (struct pl_offloads){ 0 };
 	if (c->split_hdr != 0) {
 		if (!(di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT))
-			PL_FAIL(ENOTSUP, "port %u (%s): mem.split_hdr (--split) needs RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT, "
+			PL_FAIL(ENOTSUP, "port %u (%s): mem.split_hdr needs RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT, "
 					"which %s does not offer", port, pl_port_name(port),
 					di->driver_name);
 		if (!(di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
-			PL_FAIL(ENOTSUP, "port %u (%s): mem.split_hdr (--split) makes packets of two segments, "
+			PL_FAIL(ENOTSUP, "port %u (%s): mem.split_hdr makes packets of two segments, "
 					"and %s cannot send them (no RTE_ETH_TX_OFFLOAD_MULTI_SEGS)", port,
 					pl_port_name(port), di->driver_name);
 		o->rx = RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT | (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER);

@@ -57,7 +57,7 @@ BAD = [
     (["--rx-pps=fast"], "--rx-pps"),
     (["--prefill=20"], "--prefill"),
     (["--prefill=4000"], "--prefill"),
-    (["--eth-peer=7,02:00:00:00:00:01"], "--eth-peer=7"),
+    (["--eth-peer=7,02:00:00:00:00:01"], "--eth-peer: port 7"),
     (["-i"], "--duration"),
     (["--json=/nonexistent/dir/x.json"], "--json=/nonexistent/dir/x.json"),
     (["--json=/"], "--json=/"),

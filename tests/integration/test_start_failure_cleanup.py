@@ -66,7 +66,7 @@ def main():
         sys.exit(SKIP)
     cases = [
         (TESTPMD, ["--forward-mode=io", "--gpu=nope"], "nope"),
-        (TESTPMD, ["--forward-mode=io", "--nb-cores=4"], "nb_cores"),
+        (TESTPMD, ["--forward-mode=io", "--nb-cores=4"], "--nb-cores=4"),
         (ITCH, ["--gpu", "nope"], "nope"),
         (ITCH, ["--orders", str(1 << 28), "--levels", str(1 << 28)], "book's state"),
         (INFER, ["--gpu", "nope"], "nope"),

@@ -377,6 +377,28 @@ refused(const struct gnio_conf *c, int errnum, const char *what, int line)
 
 #define REFUSED(c, e, what) refused(c, e, what, __LINE__)
 
+/*
+ * A field judged alone: gnio_conf_check() (no EAL needed) refuses it with the
+ * same error and the same reason as gnio_pipeline_create(): one judgement.
+ */
+static void
+refused_alone(const struct gnio_conf *c, int errnum, const char *what, int line)
+{
+	char alone[256] = "", made[256] = "";
+	int ret = gnio_conf_check(c, alone, sizeof(alone));
+	struct gnio_pipeline *p = gnio_pipeline_create(c, made, sizeof(made));
+
+	if (ret != -errnum || strstr(alone, what) == NULL || strcmp(alone, made) != 0 || p != NULL) {
+		fprintf(stderr, "FAIL line %d: want %d and \"%s\" from both; check: %d \"%s\", create: "
+				"\"%s\"\n", line, -errnum, what, ret, alone, made);
+		gnio_test_failures++;
+	}
+	if (p != NULL)
+		gnio_pipeline_destroy(p);
+}
+
+#define REFUSED_ALONE(c, e, what) refused_alone(c, e, what, __LINE__)
+
 static void
 test_create(void)
 {
@@ -390,13 +412,13 @@ test_create(void)
 
 	gnio_conf_defaults(&c);
 	c.consumer.name = "nosuch";
-	REFUSED(&c, ENOENT, "consumer.name (--consumer=nosuch): not built in");
+	REFUSED_ALONE(&c, ENOENT, "consumer.name=nosuch: not built in");
 	gnio_conf_defaults(&c);
 	c.consumer.handler = "nosuch";
-	REFUSED(&c, ENOENT, "consumer.handler (--forward-mode=nosuch): no such handler");
+	REFUSED_ALONE(&c, ENOENT, "consumer.handler=nosuch: no such handler");
 	gnio_conf_defaults(&c);
 	c.consumer.completion = (enum gnio_completion)7;
-	REFUSED(&c, EINVAL, "consumer.completion 7");
+	REFUSED_ALONE(&c, EINVAL, "consumer.completion=7");
 	gnio_conf_defaults(&c);
 	c.consumer.name = "cuda-kernel";
 	REFUSED(&c, ENOENT, GNIO_HAVE_CUDA ? "consumer.kernel" : "not built in");
@@ -407,25 +429,39 @@ test_create(void)
 	gnio_conf_defaults(&c);
 	c.gpu.map = bad_map;
 	c.gpu.nb_map = 1;
-	REFUSED(&c, ENOENT, "gpu.map (--gpu-map): no GPU named gnio_nosuch");
+	REFUSED(&c, ENOENT, "gpu.map: no GPU named gnio_nosuch");
 	gnio_conf_defaults(&c);
 	c.rx.burst = 0;
-	REFUSED(&c, EINVAL, "rx.burst (--burst) must be 1..");
+	REFUSED_ALONE(&c, EINVAL, "rx.burst=0: must be 1..");
 	gnio_conf_defaults(&c);
 	c.queue.item_pkts = 8;         /* fewer than a burst */
-	REFUSED(&c, EINVAL, "queue.item_pkts");
+	REFUSED_ALONE(&c, EINVAL, "queue.item_pkts=8: must be 32..");
 	gnio_conf_defaults(&c);
 	c.queue.ring_items = 48;       /* not a power of two */
-	REFUSED(&c, EINVAL, "queue.ring_items");
+	REFUSED_ALONE(&c, EINVAL, "queue.ring_items=48: must be a power of two");
 	gnio_conf_defaults(&c);
 	c.mem.mode = (enum gnio_mem_mode)9;
-	REFUSED(&c, EINVAL, "mem.mode 9");
+	REFUSED_ALONE(&c, EINVAL, "mem.mode=9");
 	gnio_conf_defaults(&c);
 	c.rx.nb_cores = 2;             /* the EAL gave 1 worker lcore */
-	REFUSED(&c, EINVAL, "rx.nb_cores (--nb-cores=2): the EAL gave 1");
+	REFUSED(&c, EINVAL, "rx.nb_cores=2: the EAL gave 1");
 	gnio_conf_defaults(&c);
 	c.ports.app_txq = 2;
-	REFUSED(&c, EINVAL, "ports.app_txq 2: 0 or 1");
+	REFUSED_ALONE(&c, EINVAL, "ports.app_txq=2: 0 or 1");
+	gnio_conf_defaults(&c);
+	c.queue.inline_bytes = 100;
+	REFUSED_ALONE(&c, EINVAL, "queue.inline_bytes=100: must be 0 or 128..896, a multiple of 64");
+	gnio_conf_defaults(&c);
+	c.gpu.name = "";
+	REFUSED_ALONE(&c, EINVAL, "gpu.name is empty");
+	/* What depends on the machine is not judged alone: the ports, the GPUs, the lcores. */
+	gnio_conf_defaults(&c);
+	c.rx.nb_cores = 64;
+	c.ports.ids = bad_port;
+	c.ports.nb = 1;
+	c.gpu.map = bad_map;
+	c.gpu.nb_map = 1;
+	CHECK(gnio_conf_check(&c, err, sizeof(err)) == 0);
 	gnio_conf_defaults(&c);
 	REFUSED(NULL, EINVAL, "");
 	/* After every refusal the ports can still be used: defaults resolved. */
