@@ -147,14 +147,14 @@ gnio_builtin_cuda(unsigned int id)
 }
 #endif
 
-void
-gnio_builtin_init(void)
+/*
+ * The built-in handlers, registered when the library is loaded (a static
+ * link takes the whole archive: libgnio-static.pc), with their CPU code and,
+ * in a CUDA build, their kernels (a table of constants, set before any
+ * constructor runs).
+ */
+RTE_INIT(bi_register)
 {
-	static bool done;
-
-	if (done)
-		return;
-	done = true;
 	for (unsigned int id = 0; id < GNIO_ENGINE_MAX; id++) {
 		bi_host_code(id, &bi_handlers[id]);
 		bi_handlers[id].cuda = gnio_builtin_cuda(id);

@@ -14,12 +14,6 @@ extern "C" {
 #endif
 
 /**
- * Register the built-in handlers (once; later calls do nothing). Called by
- * the handler lookups: a direct call, so a static link keeps them.
- */
-void gnio_builtin_init(void);
-
-/**
  * The CUDA kernels of built-in engine @p id (enum gnio_engine_id), from
  * drivers/consumer/cuda/builtin_kernels.cu; NULL in a build without CUDA.
  */

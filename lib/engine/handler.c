@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The handler registry: the built-in engines and the application's handlers. */
+/*
+ * The handler registry: the built-in engines and the application's handlers,
+ * each registered by its own code when it is loaded.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +10,6 @@
 #include <rte_errno.h>
 #include <rte_log.h>
 
-#include "gnio_builtin.h"
 #include "gnio_consumer.h"
 #include "gnio_handler.h"
 #include "gnio_log.h"
@@ -53,7 +55,6 @@ gnio_handler_register(const struct gnio_handler *h)
 const struct gnio_handler *
 gnio_handler_find(const char *name)
 {
-	gnio_builtin_init();
 	if (name == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -68,14 +69,12 @@ gnio_handler_find(const char *name)
 unsigned int
 gnio_handler_count(void)
 {
-	gnio_builtin_init();
 	return nb_handlers;
 }
 
 const struct gnio_handler *
 gnio_handler_get(unsigned int i)
 {
-	gnio_builtin_init();
 	return i < nb_handlers ? handlers[i] : NULL;
 }
 
@@ -85,7 +84,6 @@ gnio_handler_names(void)
 	static char names[HANDLERS_MAX * 24];
 	size_t off = 0;
 
-	gnio_builtin_init();
 	names[0] = '\0';
 	for (unsigned int i = 0; i < nb_handlers && off < sizeof(names); i++)
 		off += snprintf(names + off, sizeof(names) - off, "%s%s", i ? "|" : "",

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The consumer registry: the host consumer, and the CUDA ones in a CUDA build. */
+/*
+ * The consumer registry: the host consumer registers itself when the library
+ * is loaded; the CUDA ones, in a CUDA build, when gnio_consumers_init() calls
+ * their driver.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +32,6 @@ gnio_consumer_register(const struct gnio_consumer_ops *ops)
 void
 gnio_consumers_init(void)
 {
-	gnio_consumer_host_init();
 #if GNIO_HAVE_CUDA
 	gnio_consumer_cuda_init();
 #endif

@@ -88,14 +88,11 @@ struct gnio_consumer {
 void gnio_consumer_register(const struct gnio_consumer_ops *ops);
 
 /**
- * Register every consumer this build has (host; the CUDA ones in a CUDA
- * build). Called by gnio_pipeline_create() and the name functions: a direct
- * call, so a static link keeps them without --whole-archive.
+ * Register the CUDA consumers in a CUDA build (the host consumer registers
+ * itself from its constructor). Called by gnio_pipeline_create() and the name
+ * functions.
  */
 void gnio_consumers_init(void);
-
-/** The host consumer's registration (consumer_host.c). */
-void gnio_consumer_host_init(void);
 
 /** The CUDA consumers' registration (drivers/consumer/cuda). */
 void gnio_consumer_cuda_init(void);

@@ -163,7 +163,6 @@ gnio_pipeline_create(const struct gnio_conf *cc, char *err, size_t err_len)
 		return NULL;
 	}
 	gnio_consumers_init();
-	gnio_builtin_init();
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		sockets[nb_workers] = (int)rte_lcore_to_socket_id(lcore);
 		workers[nb_workers++] = lcore;

@@ -222,8 +222,8 @@ static const struct gnio_consumer_ops chost_ops = {
 	.destroy = chost_destroy,
 };
 
-void
-gnio_consumer_host_init(void)
+/* Registered when the library is loaded (a static link takes the whole archive). */
+RTE_INIT(chost_register)
 {
 	gnio_consumer_register(&chost_ops);
 }
