@@ -21,7 +21,7 @@
 #include <rte_lcore.h>
 
 #include "gnio_pipeline.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 /*
  * Is @p run this process's own runtime folder? A primary holds its "config"

@@ -34,7 +34,7 @@
 #include <rte_string_fns.h>
 
 #include "gnio_pipeline.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 #define PD_MP "mp_pdump"
 #define PD_STATS_MZ "rte_pdump_stats"

@@ -21,26 +21,9 @@
 #include "gnio_builtin.h"
 #include "gnio_engine_list.h"
 #include "gnio_topo.h"
-#include "pipeline_priv.h"
-
-RTE_LOG_REGISTER(gnio_pipeline_logtype, gnio.pipeline, NOTICE);
+#include "pipeline_core.h"
 
 #define PL_POOL_CACHE RTE_MEMPOOL_CACHE_MAX_SIZE
-
-void
-pl_note(struct gnio_pipeline *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (p->nb_notes >= PL_MAX_NOTES)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(p->notes[p->nb_notes], sizeof(p->notes[0]), fmt, ap);
-	va_end(ap);
-	/* Returned to the caller (gnio_pipeline_note), who says it: logged only for debugging. */
-	PL_LOG(DEBUG, "%s", p->notes[p->nb_notes]);
-	p->nb_notes++;
-}
 
 /* The reason goes back to the caller in err (who says it once); logged only for debugging. */
 #define PL_FAIL(errnum, ...) do { \
@@ -103,21 +86,6 @@ pl_auto_mbufs(const struct gnio_pipeline *p, const struct pl_gpu *g, uint16_t nb
 	n += (uint64_t)g->nb_ports * nb_txq * c->nb_txd;
 	n += (uint64_t)(nb_lcores + 1) * PL_POOL_CACHE * 3 / 2 + 1024;
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-}
-
-/* The handler's state: the engine context for a built-in, else the application's. */
-void
-pl_bind_handler(struct gnio_pipeline *p)
-{
-	/* Read by the RX lcores on every burst: one flag beside the others they read. */
-	p->rx_generates = (p->conf.handler->flags & GNIO_HANDLER_GENERATES) != 0;
-	for (uint16_t g = 0; g < p->nb_gpu; g++) {
-		struct gnio_consumer *cons = &p->gpu[g].consumer;
-
-		cons->handler = p->conf.handler;
-		cons->state = pl_runs_builtin(p) ? (void *)p->gpu[g].ctx :
-			p->gpu[g].state != NULL ? p->gpu[g].state : p->conf.state;
-	}
 }
 
 /* The configuration in effect, as the public struct (its arrays are the pipeline's). */
@@ -428,28 +396,4 @@ gnio_pipeline_destroy(struct gnio_pipeline *p)
 	}
 	rte_free(p);
 	return 0;
-}
-
-const char *
-gnio_version(void)
-{
-	return GNIO_VERSION;
-}
-
-const struct gnio_conf *
-gnio_pipeline_conf(const struct gnio_pipeline *p)
-{
-	return &p->pub;
-}
-
-unsigned int
-gnio_pipeline_nb_notes(const struct gnio_pipeline *p)
-{
-	return p->nb_notes;
-}
-
-const char *
-gnio_pipeline_note(const struct gnio_pipeline *p, unsigned int i)
-{
-	return i < p->nb_notes ? p->notes[i] : "";
 }

@@ -5,7 +5,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 int
 pl_comp_alloc(struct pl_comp *cs, uint16_t burst, int socket)

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 #define PL_FAIL(errnum, ...) do { \
 	snprintf(err, err_len, __VA_ARGS__); \

@@ -23,7 +23,7 @@
 #include "gnio_engine_list.h"
 #include "gnio_topo.h"
 #include "gnio_topo_gpu.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 void
 gnio_conf_defaults(struct gnio_conf *c)

@@ -14,7 +14,7 @@
 #include <rte_ethdev.h>
 
 #include "gnio_engine_list.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 #define PL_FAIL(errnum, ...) do { \
 	snprintf(err, err_len, __VA_ARGS__); \

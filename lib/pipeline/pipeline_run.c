@@ -12,7 +12,7 @@
 #include <rte_malloc.h>
 
 #include "gnio_consumer.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 
 static int

@@ -4,7 +4,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 /* Reserve up to @p want packets of the --max-packets budget. */
 static inline uint32_t

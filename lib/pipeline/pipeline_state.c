@@ -19,7 +19,7 @@
 #include "gnio_config.h"
 #include "gnio_events.h"
 #include "gnio_state.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 #if GNIO_HAVE_CUDA
 #include "gnio_cuda_rt.h"
 #endif

@@ -7,7 +7,7 @@
 #include <rte_mempool.h>
 
 #include "gnio_state.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 static const char *const pl_drop_names[] = {
 #define PL_X_NAME(e, n, h) #n,

@@ -14,7 +14,7 @@
 
 #include "gnio_config.h"
 #include "gnio_pipeline.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 /* The pipeline the commands report on (one per process). */
 static struct gnio_pipeline *tel_pipeline;

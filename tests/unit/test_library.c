@@ -20,7 +20,7 @@
 
 #include "gnio_config.h"
 #include "gnio_test.h"
-#include "pipeline_priv.h"
+#include "pipeline_core.h"
 
 /* ---- placement ---- */
 

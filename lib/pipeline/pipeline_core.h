@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Private to lib/pipeline: the pipeline's state and the lcore paths. */
-#ifndef GNIO_PIPELINE_PRIV_H
-#define GNIO_PIPELINE_PRIV_H
+/*
+ * Private to lib/pipeline, its bottom layer: the pipeline's state, the lcore
+ * paths' inline helpers, and what every phase uses (the log type, notes, the
+ * handler's binding: pipeline_core.c). The phases (policy, placement, ports,
+ * run, state, statistics, pdump, telemetry) are declared here too and call
+ * only down: pipeline.c (create and destroy) calls them, none calls it.
+ */
+#ifndef GNIO_PIPELINE_CORE_H
+#define GNIO_PIPELINE_CORE_H
 
 #include <string.h>
 
@@ -286,4 +292,4 @@ void pl_pdump_detach(struct gnio_pipeline *p);
 void pl_telemetry_register(struct gnio_pipeline *p);
 void pl_telemetry_unregister(struct gnio_pipeline *p);
 
-#endif /* GNIO_PIPELINE_PRIV_H */
+#endif /* GNIO_PIPELINE_CORE_H */
