@@ -5,7 +5,8 @@ model file, a request as a row of 64 pixels, an answer written over the request,
 Request: UDP payload u32 request_id (big-endian) | 64 bytes of pixels (0-16). Answer: u32
 request_id | u8 class | 3 bytes 0 | 10 x f32 scores (little-endian), IPv4 and UDP lengths and
 checksums for it, the frame keeping its length. A request that is not 68 bytes of payload or
-has a pixel above 16 is dropped as malformed; other packets as not handled.
+has a pixel above 16 is dropped as malformed, one whose IPv4 header checksum or (non-zero) UDP
+checksum is wrong as bad_csum, as gnio-infer does; other packets as not handled.
 """
 import os
 import struct
@@ -15,7 +16,7 @@ import numpy as np
 import gnio
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MALFORMED, NOT_HANDLED = gnio.drop("malformed"), gnio.drop("not_handled")
+MALFORMED, NOT_HANDLED, BAD_CSUM = gnio.drop("malformed"), gnio.drop("not_handled"), gnio.drop("bad_csum")
 
 
 def find_model():
@@ -67,6 +68,10 @@ class Requests:
         if struct.unpack(">H", data[u + 4:u + 6])[0] != 76 or struct.unpack(">H", data[16:18])[0] != ihl + 76 or \
                 len(data) < u + 76 or max(data[u + 12:u + 76]) > 16:
             return None, MALFORMED
+        # The IPv4 header's checksum, and the UDP checksum over the pseudo-header where one was sent.
+        if csum(data[14:u]) != 0xffff or (data[u + 6:u + 8] != b"\0\0" and
+                                           csum(data[u:u + 76], csum(data[26:34]) + 17 + 76) != 0xffff):
+            return None, BAD_CSUM
         return ihl, None
 
     def row(self, pkt, row, rx_port, tx_port):

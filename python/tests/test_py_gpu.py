@@ -171,9 +171,10 @@ SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), ".."
 CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
 INFER = os.path.join(BUILD, "apps", "gnio-infer", "gnio-infer")
 req = os.path.join(tmp, "req.pcap")
-subprocess.run([sys.executable, CLIENT, "requests", "--out", req, "--repeat", "3", "--bad"], check=True,
-               capture_output=True)
-n = 359 * 3 + 6
+made = subprocess.run([sys.executable, CLIENT, "requests", "--out", req, "--repeat", "3", "--bad"],
+                      check=True, capture_output=True, text=True).stdout
+# Every frame the client wrote (the test set three times over, and the bad ones among them).
+n = int(made.split(": ")[1].split()[0])
 
 
 def frames(path):
