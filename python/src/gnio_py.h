@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The gnio module's C parts (docs/PYTHON.md): one file a job. gnio_py.c
- * makes the module, its errors and the EAL; py_pipeline.c the Pipeline
- * type. Built on CPython's limited API (3.11): one binary for every
+ * The gnio module's C parts (docs/PYTHON.md): one file a job, each calling
+ * only the ones below it: py_eal.c gnio.Error and the EAL; py_batch.c the
+ * batches; py_handler.c handlers and events; py_pipeline.c the Pipeline
+ * type; gnio_py.c the module's functions and its making. Built on CPython's limited API (3.11): one binary for every
  * CPython from 3.11 on.
  */
 #ifndef GNIO_PY_H
@@ -33,6 +34,9 @@ int gpy_eal_up(PyObject *args);
 
 /* Whether rte_eal_init() succeeded and rte_eal_cleanup() has not run yet. */
 bool gpy_eal_running(void);
+
+/* End the EAL (gnio_eal_cleanup(): nothing left behind); the pipelines closed first. */
+void gpy_eal_down(void);
 
 /* The Pipeline type (py_pipeline.c): its spec's type once made, and making it. */
 extern PyTypeObject *gpy_pipeline_type;
