@@ -32,7 +32,8 @@
  * constructors (GNIO_HANDLER_HOST(), GNIO_CUDA_HANDLER(),
  * GNIO_CUDA_KERNEL()), which a direct link keeps.
  *
- * The shortest program: README.md, "Using gnio as a library".
+ * The shortest program, and what a program must do on signals and errors:
+ * docs/LIBRARY.md, "A program".
  */
 #ifndef GNIO_H
 #define GNIO_H

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """gnio as a library, the way a user gets it: install the build (meson install
---destdir into the build tree; PKG_CONFIG_PATH pointed at the stage, as README.md says: the
+--destdir into the build tree; PKG_CONFIG_PATH pointed at the stage, as docs/LIBRARY.md says: the
 .pc files find their prefix from where they are), copy examples/ out of the source tree, and build each example with
 nothing but pkg-config (libgnio, libgnio-device: the GPU architectures, the link's -lstdc++)
 and the compilers; the device headers refuse a GPU below sm_80 in words; every
@@ -128,7 +128,7 @@ def build():
     pcs = glob.glob(stage + "/**/pkgconfig/libgnio.pc", recursive=True)
     if not pcs:
         raise SystemExit("FAIL: no libgnio.pc installed")
-    # The staged install as README.md says to use it: PKG_CONFIG_PATH pointed at the stage, the
+    # The staged install as docs/LIBRARY.md says to use it: PKG_CONFIG_PATH pointed at the stage, the
     # .pc files as installed (they find their prefix from where they are).
     if not open(pcs[0]).read().startswith("prefix=${pcfiledir}/"):
         raise SystemExit("FAIL: the installed libgnio.pc is not relocatable (this build directory was "
@@ -210,14 +210,14 @@ def build():
     ck.check(r.returncode == 0 and "libgnio" not in r.stdout, "the static cpu_filter needs no libgnio.so")
 
     strict = ["-O2", "-Wall", "-Wextra", "-Werror"]
-    # The README's shortest program, as printed there.
-    readme = open(os.path.join(SOURCE, "README.md")).read()
-    code = readme.split("## Using gnio as a library", 1)[1].split("```c\n", 1)[1].split("```", 1)[0]
-    os.makedirs(os.path.join(src, "readme"))
-    open(os.path.join(src, "readme", "readme.c"), "w").write(code)
-    r = sh(["cc"] + strict + ["-o", os.path.join(src, "readme", "readme"),
-                              os.path.join(src, "readme", "readme.c")] + cflags + libs)
-    ck.check(r.returncode == 0, "the README's program builds as printed")
+    # The library guide's shortest program (docs/LIBRARY.md, "A program"), as printed there.
+    guide = open(os.path.join(SOURCE, "docs", "LIBRARY.md")).read()
+    code = guide.split("\n## A program\n", 1)[1].split("```c\n", 1)[1].split("```", 1)[0]
+    os.makedirs(os.path.join(src, "udp_only"))
+    open(os.path.join(src, "udp_only", "udp_only.c"), "w").write(code)
+    r = sh(["cc"] + strict + ["-o", os.path.join(src, "udp_only", "udp_only"),
+                              os.path.join(src, "udp_only", "udp_only.c")] + cflags + libs)
+    ck.check(r.returncode == 0, "docs/LIBRARY.md's program builds as printed")
     r = sh(["cc"] + strict + ["-o", os.path.join(src, "cpu_filter", "cpu_filter"),
                               os.path.join(src, "cpu_filter", "cpu_filter.c")] + cflags + libs)
     ck.check(r.returncode == 0, "cpu_filter builds with cc and pkg-config alone")
@@ -308,10 +308,10 @@ if not GPU:
                 binary=os.path.join(src, "cpu_filter", "cpu_filter_static"))
         ck.check(r.returncode == 0 and read_pcap(out) == want, "the static cpu_filter does the same")
     if libdir:
-        r = run("readme", [], out)
+        r = run("udp_only", [], out)
         nudp = sum(1 for d in udp_dports if d is not None)
         ck.check(r.returncode == 0 and read_pcap(out) == [f for f, d in zip(frames, udp_dports) if d],
-                 "the README's program forwards the %d UDP packets and nothing else (exit %d)" %
+                 "docs/LIBRARY.md's program forwards the %d UDP packets and nothing else (exit %d)" %
                  (nudp, r.returncode))
     r = run("cpu_filter", ["--udp-port"], out)
     ck.check(r.returncode == 2, "cpu_filter: a bad option exits 2")
