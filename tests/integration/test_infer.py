@@ -390,6 +390,13 @@ def main():
             lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-infer")]
             ck.check(r.returncode == 2 and len(lines) == 1,
                      "%s: exit 2 with one line (%d: %r)" % (" ".join(args), r.returncode, r.stderr.strip()[-200:]))
+        # The client and the trainer too: a usage error is one line, not the usage and the error.
+        for tool, args in ((CLIENT, ["--bogus"]), (CLIENT, ["requests"]), (CLIENT, ["check", "--x"]),
+                           (os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-train"), ["--bogus"])):
+            r = subprocess.run([sys.executable, tool] + args, capture_output=True, text=True, timeout=60)
+            ck.check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not r.stdout,
+                     "%s %s: exit 2 with one line (%d: %r)" % (os.path.basename(tool), " ".join(args),
+                                                               r.returncode, r.stderr.strip()[-200:]))
     ck.finish()
 
 
