@@ -358,6 +358,7 @@ main(int argc, char **argv)
 	if (o.gpu)
 		rc = tm_gpu(&m, &k);
 #endif
+	free(win);
 	tr_lstm_free(&m);
 	return rc;
 }
