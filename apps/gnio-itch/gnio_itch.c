@@ -61,6 +61,9 @@
 
 #define APP "gnio-itch"
 
+/* The exit status of a run whose book is not the feed's whole (messages lost: README.md). */
+#define ITCH_EXIT_INCOMPLETE 3
+
 struct opts {
 	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards, poll_us, stall_ms;
 	uint32_t gpu_blocks, item_pkts;
@@ -258,8 +261,66 @@ itch_next(const struct gnio_pkt *pk, void *state)
 	itch_ahead(state, pk);
 }
 
-GNIO_HANDLER_HOST_AHEAD(itch_handler, "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
-		itch_packet, itch_next)
+/* An item's packets, one after another, the next one's lookups asked for ahead. */
+static uint32_t
+itch_item_loop(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, uint16_t *verdicts,
+		void *state)
+{
+	GNIO_HOST_ITEM_BODY_AHEAD(itch_packet, itch_next)
+}
+
+/* The CPU path's item, the state held while its packets are handled (itch_hold(): the gap timer between items). */
+static uint32_t
+itch_item(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, uint16_t *verdicts, void *state)
+{
+	uint32_t r;
+
+	itch_hold(state, ITCH_BUSY_WORKER);
+	r = itch_item_loop(mbufs, nb, rx_port, tx_port, verdicts, state);
+	itch_let_go(state);
+	return r;
+}
+
+/* One packet, the state held. */
+static uint16_t
+itch_packet_held(struct gnio_pkt *pk, void *state)
+{
+	uint16_t v;
+
+	itch_hold(state, ITCH_BUSY_WORKER);
+	v = itch_packet(pk, state);
+	itch_let_go(state);
+	return v;
+}
+
+static const struct gnio_handler itch_handler = { "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
+	0, itch_item, NULL, itch_packet_held, NULL };
+
+__attribute__((constructor)) static void
+itch_handler_register(void)
+{
+	gnio_handler_register(&itch_handler);
+}
+
+/*
+ * The CPU paths' gap timer between packets, on the main lcore (@p st: the
+ * state the worker lcore handles, host memory): a gap open longer than the
+ * timeout is given up now, whether a packet comes or not (itch_feed_tick()).
+ * The state is taken only when it is free (the worker's packets run the timer
+ * themselves); the events of the messages it lets apply have no packet's RX
+ * time (0).
+ */
+static void
+itch_timer(struct itch_state *st)
+{
+	uint64_t since = __atomic_load_n(&st->feed.gap_since_ns, __ATOMIC_RELAXED), now = now_ns();
+
+	if (since == 0 || now - since <= st->feed.gap_timeout_ns || !itch_try_hold(st, ITCH_BUSY_MAIN))
+		return;
+	st->feed.rx_tsc = 0;
+	itch_feed_tick(&st->feed, now);
+	itch_let_go(st);
+}
 
 #if !GNIO_ITCH_CUDA
 /* The low-latency path's handler where there is no CUDA: the CPU's steps alone (itch_lines.cu: both). */
@@ -457,10 +518,10 @@ main(int argc, char **argv)
 	struct gnio_events *ev;
 	struct gnio_check chk;
 	struct rte_ether_addr mac;
-	struct itch_state *st;
+	struct itch_state *st, *live = NULL;
 	struct itch_sender tx;
 	struct opts o;
-	uint64_t t0, t_end = 0, t_poll = 0, t_event = 0, events = 0, drained, feed_bytes;
+	uint64_t t0, t_end = 0, t_poll = 0, t_event = 0, events = 0, drained, feed_bytes, held = 0, at_stop = 0;
 	uint16_t ports[RTE_MAX_ETHPORTS], nb;
 	uint32_t bcap;
 	size_t size;
@@ -566,6 +627,9 @@ main(int argc, char **argv)
 #endif
 	if (gnio_pipeline_start(p) != 0)
 		app_fail("cannot start: %s", gnio_pipeline_error(p));
+	/* The CPU paths (host consumer): the state is host memory, the gap timer runs here too. */
+	if (strcmp(o.consumer, "host") == 0)
+		live = gnio_pipeline_state(p, 0);
 	printf(APP ": %u port(s), UDP port %u, book of %u orders and %u levels %s, gap timeout %u ms, consumer "
 			"%s%s\n", nb, o.udp_port, o.orders, o.levels, gpu ? "in GPU memory" : o.shards > 1 ? "in shards" :
 			"in one table", o.gap_ms, o.consumer, o.lines ? ", a packet at a time in flagged lines" : "");
@@ -597,6 +661,8 @@ main(int argc, char **argv)
 			r = gnio_pipeline_poll(p);
 			chk_add(&chk_health, t_poll);
 		}
+		if (live != NULL)
+			itch_timer(live);
 		drained = drain(ev, bbo, o.ev_port != 0 ? &tx : NULL, &events);
 		if (drained != 0)
 			t_event = rte_get_timer_cycles();
@@ -638,11 +704,16 @@ main(int argc, char **argv)
 		struct itch_feed *f = &st->feed;
 		intptr_t d = (intptr_t)((uintptr_t)f - ((uintptr_t)gnio_pipeline_state(p, 0) +
 				offsetof(struct itch_state, feed)));
-		struct itch_counts c = { .next_seq = f->next, .packets = f->packets + f->other_session,
-			.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
+		struct itch_counts c;
 		struct itch_book t;
 
 		itch_feed_rebase(f, d);
+		/* A gap still open: its messages, received or not, never applied: lost. */
+		at_stop = f->lost;
+		held = itch_feed_stop(f);
+		at_stop = f->lost - at_stop;
+		c = (struct itch_counts){ .next_seq = f->next, .packets = f->packets + f->other_session,
+			.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
 		itch_feed_totals(f, &t);
 		if (gpu) {
 			/* The GPU path's book; what the receiver counted malformed on its own is in shard 0. */
@@ -666,6 +737,10 @@ main(int argc, char **argv)
 				t.unknown_ref, t.book_full, f->malformed + t.malformed, t.unknown_type,
 				t.live_orders, f->other_session,
 				f->ended ? ", session ended" : "");
+		if (f->lost != 0)
+			printf(APP ": the book is incomplete: %" PRIu64 " messages lost (%" PRIu64 " of them at stop, "
+					"a gap still open: %" PRIu64 " received and held, never applied)\n", f->lost,
+					at_stop, held);
 		if (f->last_ns > f->first_ns)
 			printf(APP ": %.3f s from the first packet to the last: %.2f M messages/s applied\n",
 					(double)(f->last_ns - f->first_ns) / 1e9,
@@ -734,6 +809,9 @@ main(int argc, char **argv)
 		if (tx.events + tx.dropped != events)
 			ret = 1;
 	}
+	/* Every packet accounted for and every output written, but messages of the feed never applied. */
+	if (ret == 0 && st->feed.lost != 0)
+		ret = ITCH_EXIT_INCOMPLETE;
 	gnio_pipeline_destroy(p);
 	free(st);
 	free(tte);

@@ -282,6 +282,54 @@ itch_feed_gap(struct itch_feed *f, uint64_t to, uint64_t now_ns)
 }
 
 /*
+ * The gap timer at @p now_ns, with or without a packet (the receiver calls it
+ * for each packet; between packets whoever holds the state calls it: the CPU
+ * paths' main lcore, the GPU batch path's receiver when no item comes): a gap
+ * open longer than the timeout is given up (itch_feed_lose(): its messages
+ * lost, those held after it applied), and what is still missing after that
+ * opens the next gap at once, its timer running from now (its re-request goes
+ * with the next packet). 1 when a gap was given up.
+ */
+GNIO_HD static inline int
+itch_feed_tick(struct itch_feed *f, uint64_t now_ns)
+{
+	if (f->gap_since_ns == 0 || now_ns - f->gap_since_ns <= f->gap_timeout_ns)
+		return 0;
+	itch_feed_lose(f);
+	itch_feed_gap(f, f->pend_hi, now_ns);
+	if (f->end_seq != 0 && f->next >= f->end_seq)
+		f->ended = 1;
+	return 1;
+}
+
+/*
+ * The receiver at stop (its state no longer running): a gap still open is
+ * given up without applying anything, its missing messages and those held
+ * after it counted lost, next past them. Returns how many of the lost ones
+ * had been received and held (never applied).
+ */
+GNIO_HD static inline uint64_t
+itch_feed_stop(struct itch_feed *f)
+{
+	uint32_t mask = f->max_pending - 1;
+	uint64_t to = f->gap_to > f->pend_hi ? f->gap_to : f->pend_hi, held = 0;
+
+	for (uint64_t s = f->next; f->pend_hi != 0 && s < f->pend_hi; s++)
+		if (f->pend_seq[s & mask] == s) {
+			f->pend_seq[s & mask] = 0;
+			held++;
+		}
+	if (to > f->next) {
+		f->lost += to - f->next;
+		f->next = to;
+	}
+	f->pend_hi = 0;
+	f->gap_since_ns = 0;
+	f->requested = 0;
+	return held;
+}
+
+/*
  * The receiver's fast path, for a packet known to be well formed, of this
  * session, with @p count messages all there and read (1 <= count < 0xffff):
  * can it be taken as itch_feed_packet() would, all its messages applied in
@@ -435,8 +483,7 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 		f->first_ns = now_ns;
 	f->last_ns = now_ns;
 	/* A gap open too long is lost: the feed goes on. */
-	if (f->gap_since_ns != 0 && now_ns - f->gap_since_ns > f->gap_timeout_ns)
-		itch_feed_lose(f);
+	itch_feed_tick(f, now_ns);
 	if (count == ITCH_MOLD_HEARTBEAT || count == ITCH_MOLD_END) {
 		f->heartbeats += count == ITCH_MOLD_HEARTBEAT;
 		if (count == ITCH_MOLD_END)

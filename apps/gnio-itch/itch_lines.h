@@ -402,8 +402,9 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 /*
  * The host consumer's packet function of the low-latency path: a packet
  * longer than its flagged lines' copy put together first (its segments, in
- * packet memory), then itch_ll_packet_cpu(); a re-request written over such
- * a copy goes back into the packet's lines.
+ * packet memory), then itch_ll_packet_cpu() with the state held
+ * (itch_hold(): the main lcore's gap timer runs between packets); a
+ * re-request written over such a copy goes back into the packet's lines.
  */
 static inline uint16_t
 itch_ll_host_packet(struct gnio_pkt *pk, void *state)
@@ -428,9 +429,11 @@ itch_ll_host_packet(struct gnio_pkt *pk, void *state)
 		whole.len = at;
 		ll->long_pkts++;
 	}
+	itch_hold(st, ITCH_BUSY_WORKER);
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	v = itch_ll_packet_cpu(st, &whole, (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec,
 			gnio_handler_rx_tsc(), NULL);
+	itch_let_go(st);
 	if (whole.data != pk->data && !gnio_verdict_is_drop(v))
 		memcpy(pk->data, whole.data, ITCH_REQ_LEN);
 	return v;

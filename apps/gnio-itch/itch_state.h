@@ -21,11 +21,47 @@ struct itch_ll;
 struct itch_state {
 	uint32_t udp_port;          /* the feed's UDP port, 0: any */
 	uint32_t local_port;        /* where re-requests are answered (always taken) */
-	uint32_t pad[12];
+	uint32_t busy;              /* the CPU paths: who has the state now (itch_hold()) */
+	uint32_t pad[11];
 	struct itch_ll *ll;         /* the low-latency path's scratch (itch_lines.h; NULL without it) */
 	struct itch_gpu gpu;        /* the GPU path's (unused by the CPU path) */
 	struct itch_feed feed __attribute__((aligned(64)));   /* must stay last: the tables follow it */
 };
+
+#ifndef __CUDA_ARCH__
+/*
+ * The CPU paths' state is host memory, handled by the worker lcore packet
+ * by packet and, between packets, by the main lcore's gap timer
+ * (itch_feed_tick()): whoever changes it holds it. ITCH_BUSY_WORKER waits
+ * until it has it (the main lcore holds it for one tick); the main lcore
+ * only takes it when it is free (itch_try_hold()). Acquire on taking,
+ * release on letting go: what one wrote is seen by the other.
+ */
+#define ITCH_BUSY_WORKER 1u
+#define ITCH_BUSY_MAIN 2u
+
+static inline int
+itch_try_hold(struct itch_state *st, uint32_t who)
+{
+	uint32_t free_ = 0;
+
+	return __atomic_compare_exchange_n(&st->busy, &free_, who, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static inline void
+itch_hold(struct itch_state *st, uint32_t who)
+{
+	while (!itch_try_hold(st, who))
+		while (__atomic_load_n(&st->busy, __ATOMIC_RELAXED) != 0)
+			;
+}
+
+static inline void
+itch_let_go(struct itch_state *st)
+{
+	__atomic_store_n(&st->busy, 0, __ATOMIC_RELEASE);
+}
+#endif
 
 /* The UDP ports a packet is taken on (itch_state's udp_port and local_port), where a caller keeps them. */
 struct itch_ports {

@@ -15,6 +15,7 @@ before gnio-itch (compute-sanitizer ...)."""
 import argparse
 import json
 import os
+import signal
 import struct
 import subprocess
 import time
@@ -45,7 +46,8 @@ CONSUMER = ["--consumer", "host"]
 RUNS = []   # (name, stdout) of every gnio-itch run
 
 
-def itch(d, name, pcap, *args, wrap=True, events_tx=False, consumer=None):
+def itch_cmd(d, name, pcap, *args, wrap=True, events_tx=False, consumer=None):
+    """gnio-itch's command line for a run on @pcap, and where its outputs go."""
     out = {k: os.path.join(d, name + "-itch" + ext) for k, ext in (("tx", ".pcap"), ("book", ".json"),
                                                                     ("bbo", ".csv"), ("events", "-events.pcap"))}
     # events_tx: a second TX queue (a second tx_pcap), the application's own (--events-udp).
@@ -58,7 +60,29 @@ def itch(d, name, pcap, *args, wrap=True, events_tx=False, consumer=None):
         os.environ.get("GNIO_EAL_EXTRA", "").split() + [vdev, "--"] + (consumer or CONSUMER) + \
         ["--exit-at-end", "--duration", "60", "--depth", "100000", "--bbo-csv", out["bbo"],
          "--book-json", out["book"]] + (["--stall-ms", "100000", "--gap-timeout-ms", "100000"] if wrapper else []) + list(args)
+    return cmd, out
+
+
+def itch(d, name, pcap, *args, wrap=True, events_tx=False, consumer=None):
+    cmd, out = itch_cmd(d, name, pcap, *args, wrap=wrap, events_tx=events_tx, consumer=consumer)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    RUNS.append((name, r.stdout))
+    return r, out
+
+
+def itch_sigint(d, name, pcap, *args, after=3.0):
+    """gnio-itch on @pcap, stopped by SIGINT @after seconds once it has started (its first line)."""
+    cmd, out = itch_cmd(d, name, pcap, *args, wrap=False)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    time.sleep(after)
+    p.send_signal(signal.SIGINT)
+    try:
+        rest, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rest, err = p.communicate()
+    r = subprocess.CompletedProcess(cmd, p.returncode, first + rest, err)
     RUNS.append((name, r.stdout))
     return r, out
 
@@ -108,6 +132,38 @@ def events_sent(pcap):
             rx.append(rx_ns)
         index += count
     return lines, ok, rx
+
+
+def gap_at_end(d, ck, a):
+    """A gap at the end of a feed (a packet in 500 left out, no re-request server): the gap timer
+    gives it up without another packet to come, so --exit-at-end exits with every message of the feed
+    applied or counted lost, and the exit status says the book is incomplete (3). Stopped (SIGINT)
+    while a gap is open (a long timeout): what is held and never applied is counted lost, exit 3."""
+    ref = gen(d, "gap-end", "--gap-every", "500")
+    want = json.load(open(ref["book"]))
+    # (The GPU's --lines path runs its gap timer only as packets come: a feed's heartbeats do it there.)
+    if not (a.consumer != "host" and a.lines):
+        t0 = time.time()
+        r, out = itch(d, "gap-end", ref["pcap"], "--gap-timeout-ms", "300")
+        took = time.time() - t0
+        got = json.load(open(out["book"])) if os.path.exists(out["book"]) else {}
+        print("\n".join(l for l in r.stdout.splitlines() if "incomplete" in l or " packets (" in l))
+        ck.check(r.returncode == 3 and "session ended" in r.stdout and took < 50,
+                 "gap at the end: given up without another packet, --exit-at-end exits, status 3 (exit %d "
+                 "after %.1f s: %s)" % (r.returncode, took, r.stderr.strip()[-300:]))
+        ck.check(got.get("lost", 0) > 0 and got.get("messages", 0) + got.get("lost", 0) == want["messages"] and
+                 got.get("next_seq") == want["next_seq"] and "the book is incomplete" in r.stdout,
+                 "gap at the end: every message applied or counted lost (%s of the reference's %d)" % (
+                     {k: got.get(k) for k in ("messages", "lost", "next_seq")}, want["messages"]))
+    r, out = itch_sigint(d, "gap-sigint", ref["pcap"], "--gap-timeout-ms", "1000000", "--duration", "120")
+    got = json.load(open(out["book"])) if r.returncode in (0, 3) else {}
+    print("\n".join(l for l in r.stdout.splitlines() if "incomplete" in l or " packets (" in l))
+    ck.check(r.returncode == 3 and got.get("lost", 0) > 0 and
+             got.get("messages", 0) + got.get("lost", 0) == want["messages"] and
+             got.get("next_seq") == want["next_seq"] and "received and held, never applied" in r.stdout,
+             "SIGINT with a gap open: the held messages counted lost in the summary and the book, status 3 "
+             "(exit %d, %s: %s)" % (r.returncode, {k: got.get(k) for k in ("messages", "lost", "next_seq")},
+                                    r.stderr.strip()[-300:]))
 
 
 def main():
@@ -249,6 +305,7 @@ def main():
         r, _ = itch(d, "bad", ref["pcap"], *args, wrap=False)
         ck.check(r.returncode == 2 and len([l for l in r.stderr.splitlines() if l.startswith("gnio-itch")]) == 1,
                  "%s: exit 2 with one line: %r" % (" ".join(args), r.stderr.strip()[-200:]))
+    gap_at_end(d, ck, a)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
     lost = [n for n, out in RUNS if "TURNS LOST" in out]
     ck.check(not lost, "the worker warps' turns, none lost (%s)" % lost)

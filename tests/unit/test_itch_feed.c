@@ -30,7 +30,10 @@
 
 static const uint8_t session[10] = { 'S', 'E', 'S', 'S', 'I', 'O', 'N', '0', '0', '1' };
 
-/* A MoldUDP64 packet at @p p: @p count System Event messages from @p seq (count 0: a heartbeat). */
+/*
+ * A MoldUDP64 packet at @p p: @p count System Event messages from @p seq
+ * (count 0: a heartbeat; packet() makes ITCH_MOLD_END the end of session).
+ */
 static uint32_t
 mold(uint8_t *p, uint64_t seq, uint32_t count)
 {
@@ -56,7 +59,10 @@ static enum itch_action
 packet(struct itch_feed *f, uint64_t seq, uint32_t count, uint64_t now)
 {
 	uint8_t p[1500];
-	uint32_t len = mold(p, seq, count);
+	uint32_t len = mold(p, seq, count == ITCH_MOLD_END ? 0 : count);
+
+	if (count == ITCH_MOLD_END)
+		p[18] = p[19] = 0xff;     /* the end of session: its count, no message */
 
 	return itch_feed_packet(f, p, len, now);
 }
@@ -76,6 +82,48 @@ bbo_line(const struct itch_event *ev)
 	CHECK(strcmp(got, want) == 0);
 	if (strcmp(got, want) != 0)
 		fprintf(stderr, "BBO line %s, printf's %s", got, want);
+}
+
+/*
+ * Issue 54 item 1: a gap at the end of a feed was held forever, its timer run
+ * only when a packet came. itch_feed_tick() gives it up on time with no
+ * packet (the held messages applied, the next gap opened at once); at stop
+ * (itch_feed_stop()) what is still missing or held is counted lost.
+ */
+static void
+gap_timer(void)
+{
+	uint64_t bytes = itch_feed_bytes(64, 64, 64, 1);
+	void *mem = aligned_alloc(64, (bytes + 63) & ~(uint64_t)63);
+	struct itch_feed *f = mem;
+	struct itch_book t;
+
+	REQUIRE(mem != NULL);
+	itch_feed_init(mem, (uintptr_t)mem, 64, 64, 64, 1, TIMEOUT_NS, NULL);
+	CHECK(packet(f, 1, 2, 10) == ITCH_CONSUMED);
+	/* 3-4 missing, 5-6 and 9 held (7-8 missing too), the end of session at 10. */
+	CHECK(packet(f, 5, 2, 20) == ITCH_REQUEST && f->gaps == 1 && f->req_seq == 3 && f->req_count == 2);
+	CHECK(packet(f, 9, 1, 30) == ITCH_CONSUMED);
+	CHECK(packet(f, 10, ITCH_MOLD_END, 40) == ITCH_CONSUMED && f->end_seq == 10 && !f->ended);
+	/* Not yet: no change. */
+	CHECK(itch_feed_tick(f, 20 + TIMEOUT_NS) == 0 && f->next == 3 && f->lost == 0);
+	/* Past the timeout, no packet: 3-4 lost, 5-6 applied; 7-8 the next gap, open from now. */
+	CHECK(itch_feed_tick(f, 21 + TIMEOUT_NS) == 1 && f->lost == 2 && f->next == 7 && f->gaps == 2 &&
+			f->gap_since_ns == 21 + TIMEOUT_NS && !f->ended);
+	/* Its timeout: 7-8 lost, 9 applied, the session's end reached. */
+	CHECK(itch_feed_tick(f, 22 + 2 * TIMEOUT_NS) == 1 && f->lost == 4 && f->next == 10 && f->ended &&
+			f->gap_since_ns == 0 && f->pend_hi == 0);
+	itch_feed_totals(f, &t);
+	CHECK(t.messages == 2 + 2 + 1 && itch_feed_stop(f) == 0 && f->lost == 4);
+	/* Stopped with a gap open: 12-13 and 16 missing, 14-15 held: all five lost, two of them held. */
+	itch_feed_init(mem, (uintptr_t)mem, 64, 64, 64, 1, TIMEOUT_NS, NULL);
+	CHECK(packet(f, 11, 1, 10) == ITCH_CONSUMED);
+	CHECK(packet(f, 14, 2, 20) == ITCH_REQUEST);
+	CHECK(packet(f, 17, ITCH_MOLD_HEARTBEAT, 30) == ITCH_CONSUMED && f->gap_to == 17);
+	CHECK(itch_feed_stop(f) == 2 && f->lost == 5 && f->next == 17 && f->pend_hi == 0 && f->gap_since_ns == 0);
+	itch_feed_totals(f, &t);
+	CHECK(t.messages == 1);
+	free(mem);
 }
 
 /* itch_payload_flat() gives itch_payload_on()'s verdict, offset and length on frame @p b (of @p len bytes). */
@@ -170,12 +218,17 @@ main(void)
 	CHECK(a == ITCH_REQUEST && f->req_seq == 6 && f->req_count == 14 && f->gaps == 1);
 	/* 10-11 come first: held (the gap stays open, not asked for again). */
 	CHECK(packet(f, 10, 2, 50) == ITCH_CONSUMED && f->next == 6 && f->pend_hi == 12);
-	/* Late, a duplicate: the gap is given up first (6-9 lost, 10-11 applied), then the duplicate. */
+	/*
+	 * Late, a duplicate: the gap is given up first (6-9 lost, 10-11 applied),
+	 * then the duplicate. 12-19 are still known to exist: the next gap is open
+	 * at once, its timer running from now.
+	 */
 	CHECK(packet(f, 1, 2, 50 + TIMEOUT_NS + 1) == ITCH_DUPLICATE);
-	CHECK(f->lost == 4 && f->next == 12 && f->gap_since_ns == 0 && f->gap_to == 20);
+	CHECK(f->lost == 4 && f->next == 12 && f->gap_since_ns == 50 + TIMEOUT_NS + 1 && f->gap_to == 20 &&
+			f->gaps == 2);
 	/*
 	 * 12-13, the next in order, but 14-19 are known to exist: the general path
-	 * opens the gap again and asks for it (the fast path must not take it).
+	 * asks for the open gap (the fast path must not take it).
 	 */
 	a = packet(f, 12, 2, 60 + TIMEOUT_NS);
 	CHECK(a == ITCH_REQUEST && f->req_seq == 14 && f->req_count == 6 && f->gaps == 2 && f->next == 14);
@@ -196,6 +249,7 @@ main(void)
 	CHECK(f->pending_full == 1 && f->lost == 4 + 9 + 49 && f->next == 81 && f->pend_hi == 101 &&
 			f->malformed == 0 && t.malformed == 0 && t.messages == 16 + 2);
 	free(mem);
+	gap_timer();
 	payload_flat();
 	/* The GPU's message lengths (no branch) are the CPU's, for every type byte. */
 	for (uint32_t c = 0; c < 256; c++)
