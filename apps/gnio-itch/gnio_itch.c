@@ -705,6 +705,7 @@ main(int argc, char **argv)
 		intptr_t d = (intptr_t)((uintptr_t)f - ((uintptr_t)gnio_pipeline_state(p, 0) +
 				offsetof(struct itch_state, feed)));
 		struct itch_counts c;
+		struct itch_more more;
 		struct itch_book t;
 
 		itch_feed_rebase(f, d);
@@ -723,18 +724,22 @@ main(int argc, char **argv)
 			t.messages = pb->messages;
 			t.unknown_ref = pb->unknown_ref;
 			t.book_full = pb->book_full;
+			t.refused = pb->refused;
 			t.unknown_type = pb->unknown_type;
 			t.malformed = pb->malformed + f->book[0].malformed;
 			t.live_orders = pb->live_orders;
 		}
 		memcpy(c.session, f->session, 10);
+		more = (struct itch_more){ .refused = t.refused, .unknown_type = t.unknown_type,
+			.malformed = f->malformed + t.malformed };
+		c.more = &more;
 		printf(APP ": %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %"
 				PRIu64 " messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64
 				" re-requests, %" PRIu64 " messages lost), %" PRIu64 " BBO events, unknown_ref %"
-				PRIu64 ", book_full %" PRIu64 ", malformed %" PRIu64 ", unknown types %" PRIu64
-				", live orders %u, other sessions %" PRIu64 "%s\n", f->packets, f->heartbeats,
-				f->duplicates, t.messages, f->next, f->gaps, f->rerequests, f->lost, events,
-				t.unknown_ref, t.book_full, f->malformed + t.malformed, t.unknown_type,
+				PRIu64 ", book_full %" PRIu64 ", refused %" PRIu64 ", malformed %" PRIu64
+				", unknown types %" PRIu64 ", live orders %u, other sessions %" PRIu64 "%s\n", f->packets,
+				f->heartbeats, f->duplicates, t.messages, f->next, f->gaps, f->rerequests, f->lost, events,
+				t.unknown_ref, t.book_full, t.refused, more.malformed, t.unknown_type,
 				t.live_orders, f->other_session,
 				f->ended ? ", session ended" : "");
 		if (f->lost != 0)

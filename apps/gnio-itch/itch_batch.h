@@ -21,7 +21,8 @@
  *  (sort)   the ops by (group, op): each order's ops in sequence order.
  *  orders   each order's state before the chunk (the book's index).
  *  walk     each order alone, its ops in order: what each does to its level
- *           (an effect: side, price, shares, orders) or unknown_ref. A
+ *           (an effect: side, price, shares, orders), unknown_ref or an add
+ *           refused (its reference live). A
  *           replace's add waits for its delete (another order): rounds of
  *           walks until none waits.
  *  levels   the effects grouped by level (locate, side, price) and by stock
@@ -124,7 +125,7 @@ struct itch_bshm {
 	                                        in itch_bscr goes by, its ops 2l and 2l + 1) is mi[l] */
 	uint32_t scan_tmp[64];               /* the GPU's scans making that list and packing the keys */
 	uint32_t nm, all, nkeys, blocked, nevents, ngroups, nsides;
-	uint32_t cnt[6];                     /* messages, unknown types, malformed, unknown_ref, adds */
+	uint32_t cnt[6];                     /* messages, unknown types, malformed, unknown_ref, adds, refused */
 	uint32_t dorders, dlevels;           /* changes of the live counts (mod 2^32) */
 };
 
@@ -257,13 +258,13 @@ itch_b_op(const struct itch_msg *d, uint32_t sub)
 		return ITCH_B_OP_NONE;
 	switch (d->type) {
 	case 'A': case 'F':
-		return sub == 0 && d->ref != 0 && d->shares != 0 ? ITCH_B_OP_ADD : ITCH_B_OP_NONE;
+		return sub == 0 ? ITCH_B_OP_ADD : ITCH_B_OP_NONE;
 	case 'E': case 'C': case 'X':
 		return sub == 0 ? ITCH_B_OP_REDUCE : ITCH_B_OP_NONE;
 	case 'D':
 		return sub == 0 ? ITCH_B_OP_DEL : ITCH_B_OP_NONE;
 	case 'U':
-		return sub == 0 ? ITCH_B_OP_UDEL : d->ref2 != 0 && d->shares != 0 ? ITCH_B_OP_UADD : ITCH_B_OP_NONE;
+		return sub == 0 ? ITCH_B_OP_UDEL : ITCH_B_OP_UADD;
 	default:
 		return ITCH_B_OP_NONE;
 	}
@@ -529,6 +530,7 @@ itch_b_walk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 {
 	struct itch_bshm *s = c->s;
 	struct itch_bscr *g = c->g;
+	uint32_t refused = 0;
 
 	for (uint32_t q = tid; q < s->ngroups; q += nt) {
 		uint32_t r = g->glist[q], pos, live, sh, px, side;
@@ -559,8 +561,10 @@ itch_b_walk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 						continue;   /* the replace named no live order: nothing */
 					nside = u - 1;      /* the side of the order it replaces */
 				}
-				if (live)
-					continue;       /* a reference live in its stock: nothing */
+				if (live) {
+					refused++;      /* a reference live in its stock: nothing */
+					continue;
+				}
 				live = 1;
 				side = nside;
 				sh = d->shares;
@@ -594,6 +598,7 @@ itch_b_walk(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 		g->g_px[r] = px;
 		g->g_side[r] = (uint8_t)side;
 	}
+	itch_b_sum(&s->cnt[5], refused);
 }
 
 /*
@@ -1074,6 +1079,7 @@ itch_b_finish(struct itch_bctx *c)
 	atomicAdd((unsigned long long *)&b->unknown_type, (unsigned long long)s->cnt[1]);
 	atomicAdd((unsigned long long *)&b->malformed, (unsigned long long)s->cnt[2]);
 	atomicAdd((unsigned long long *)&b->unknown_ref, (unsigned long long)s->cnt[3]);
+	atomicAdd((unsigned long long *)&b->refused, (unsigned long long)s->cnt[5]);
 	atomicAdd(&b->live_orders, s->dorders);
 	atomicAdd(&b->live_levels, s->dlevels);
 #else
@@ -1081,6 +1087,7 @@ itch_b_finish(struct itch_bctx *c)
 	b->unknown_type += s->cnt[1];
 	b->malformed += s->cnt[2];
 	b->unknown_ref += s->cnt[3];
+	b->refused += s->cnt[5];
 	b->live_orders += s->dorders;
 	b->live_levels += s->dlevels;
 #endif

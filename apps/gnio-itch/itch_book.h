@@ -97,13 +97,13 @@ itch_be64(const uint8_t *p)
 }
 
 struct itch_order {
-	uint64_t ref;        /* 0: a free slot (ITCH order references start at 1) */
+	uint64_t ref;        /* any value the feed gives, 0 too */
 	uint32_t shares;
 	uint32_t level;      /* its price level in the pool */
 	uint32_t price;      /* its level's: the level's index slot found without reading the level */
 	uint16_t locate;     /* its stock */
 	uint8_t side;        /* 0 bid, 1 ask */
-	uint8_t pad;
+	uint8_t used;        /* 1: a live order; 0: a free slot */
 };
 
 struct itch_level {
@@ -140,7 +140,13 @@ struct itch_book {
 	uint32_t live_orders;
 	uint32_t live_levels;
 	uint32_t other_orders, other_levels;   /* live in the other shards (0 for a whole book) */
-	uint64_t messages, unknown_ref, book_full, unknown_type, malformed;
+	/*
+	 * Messages of a known type, whole (messages), and of them those that
+	 * named no live order (unknown_ref) and adds refused: a full table
+	 * (book_full), a reference live in its stock (refused); messages of an
+	 * unknown type, and malformed ones (itch_decode()).
+	 */
+	uint64_t messages, unknown_ref, book_full, refused, unknown_type, malformed;
 };
 
 /* Bytes of one shard's own tables: orders, levels and their index. */
@@ -175,7 +181,7 @@ itch_book_init_tables(struct itch_book *b, void *mem, uint32_t order_cap, uint32
 	b->order_cap = order_cap;
 	b->level_cap = level_cap;
 	for (uint32_t i = 0; i < order_cap; i++)
-		b->orders[i].ref = 0;
+		b->orders[i].used = 0;
 	for (uint32_t i = 0; i < 2 * level_cap; i++)
 		b->lindex[i] = ITCH_NONE;
 	for (uint32_t i = 0; i < level_cap; i++) {
@@ -184,7 +190,7 @@ itch_book_init_tables(struct itch_book *b, void *mem, uint32_t order_cap, uint32
 	}
 	b->free_level = 0;
 	b->live_orders = b->live_levels = b->other_orders = b->other_levels = 0;
-	b->messages = b->unknown_ref = b->book_full = b->unknown_type = b->malformed = 0;
+	b->messages = b->unknown_ref = b->book_full = b->refused = b->unknown_type = b->malformed = 0;
 }
 
 /* Lay the per-locate tables out in @p mem (ITCH_LOCATE_BYTES), empty. */
@@ -239,13 +245,11 @@ itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 {
 	uint32_t m = b->order_cap - 1;
 
-	if (ref == 0)
-		return ITCH_NONE;       /* 0 marks a free slot: never an order */
 	for (uint32_t i = itch_hash64(ref) & m, n = 0; n < b->order_cap; i = (i + 1) & m, n++) {
+		if (!b->orders[i].used)
+			return ITCH_NONE;
 		if (b->orders[i].ref == ref && b->orders[i].locate == locate)
 			return i;
-		if (b->orders[i].ref == 0)
-			return ITCH_NONE;
 	}
 	return ITCH_NONE;
 }
@@ -260,16 +264,16 @@ itch_order_find_at(const struct itch_book *b, uint64_t ref, uint32_t locate, uin
 {
 	uint32_t m = b->order_cap - 1;
 
-	if (ref == 0 || first->ref == 0)
+	if (!first->used)
 		return ITCH_NONE;
 	if (first->ref == ref && first->locate == locate)
 		return i;
 	for (uint32_t n = 1; n < b->order_cap; n++) {
 		i = (i + 1) & m;
+		if (!b->orders[i].used)
+			return ITCH_NONE;
 		if (b->orders[i].ref == ref && b->orders[i].locate == locate)
 			return i;
-		if (b->orders[i].ref == 0)
-			return ITCH_NONE;
 	}
 	return ITCH_NONE;
 }
@@ -285,7 +289,7 @@ itch_order_remove_at(struct itch_book *b, uint32_t i, const struct itch_order *n
 	uint32_t m = b->order_cap - 1, j = (i + 1) & m;
 	struct itch_order cur = *next;
 
-	while (cur.ref != 0) {
+	while (cur.used) {
 		if (itch_shift(i, j, itch_hash64(cur.ref) & m)) {
 			b->orders[i] = cur;
 			i = j;
@@ -293,7 +297,7 @@ itch_order_remove_at(struct itch_book *b, uint32_t i, const struct itch_order *n
 		j = (j + 1) & m;
 		cur = b->orders[j];
 	}
-	b->orders[i].ref = 0;
+	b->orders[i].used = 0;
 	b->live_orders--;
 }
 
@@ -516,7 +520,7 @@ itch_level_add_to(struct itch_book *b, uint32_t l, const struct itch_level *had,
 /* What itch_decode() made of a message. */
 #define ITCH_MSG_OK 0u
 #define ITCH_MSG_UNKNOWN 1u       /* no bytes, or not a type of ITCH 5.0 */
-#define ITCH_MSG_MALFORMED 2u     /* a known type of the wrong length */
+#define ITCH_MSG_MALFORMED 2u     /* a known type of the wrong length, or a field the book cannot take */
 
 /*
  * A message, decoded: what the book needs of it, so that the parsing (any
@@ -540,7 +544,8 @@ struct itch_msg {
  * Decode message @p m of @p n bytes into @p d. Each field's place is worked
  * out from the type first (0: the type has none, or the message is not whole),
  * then every field read the same way: threads of a warp decoding messages of
- * different types take one path.
+ * different types take one path. Malformed: a known type of the wrong length,
+ * or no shares where an order's shares are added or taken (A, F, U, E, C, X).
  */
 GNIO_HD static inline void
 itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
@@ -560,18 +565,19 @@ itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 	d->type = t;
 	d->locate = n >= 3 ? (uint16_t)itch_be16(m + 1) : 0;
 	d->shard = 0;
-	d->status = len == 0 ? ITCH_MSG_UNKNOWN : ok ? ITCH_MSG_OK : ITCH_MSG_MALFORMED;
 	d->ts = ok ? itch_be48(m + 5) : 0;
 	d->ref = at_ref != 0 ? itch_be64(m + at_ref) : 0;
 	d->ref2 = at_ref2 != 0 ? itch_be64(m + at_ref2) : 0;
 	d->shares = at_sh != 0 ? itch_be32(m + at_sh) : 0;
 	d->price = at_px != 0 ? itch_be32(m + at_px) : 0;
 	d->side = ok && add ? m[19] == 'S' : 0;
+	d->status = len == 0 ? ITCH_MSG_UNKNOWN : ok && !(at_sh != 0 && d->shares == 0) ? ITCH_MSG_OK :
+		ITCH_MSG_MALFORMED;
 }
 
 /*
- * Add order @p ref: refused (book_full) when either table is full. An add of a
- * reference live in its stock, of reference 0 or of no shares changes nothing.
+ * Add order @p ref (any reference, 0 too): refused when either table is full
+ * (book_full) or when the reference is live in its stock (refused).
  * @p found: itch_order_find()'s answer for @p ref; @p top: its side's best,
  * kept; @p lk: the message's first reads, used when @p own (the order is the
  * message's own, A and F: its home slots, its level's index slot and the
@@ -585,8 +591,10 @@ itch_add_at(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, u
 	uint64_t key = itch_level_key(locate, side, price);
 	struct itch_level v = { 0 };
 
-	if (ref == 0 || shares == 0 || found != ITCH_NONE)
+	if (found != ITCH_NONE || shares == 0) {
+		b->refused++;           /* (no shares: itch_decode() makes it malformed first) */
 		return;
+	}
 	if (b->live_orders + b->other_orders + 1 >= b->order_cap) {
 		b->book_full++;
 		return;
@@ -608,14 +616,15 @@ itch_add_at(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, u
 		return;
 	}
 	/* Its slot: the first free from its home (the first two known when own). */
-	if (own && lk->first.ref == 0)
+	if (own && !lk->first.used)
 		i = lk->i0;
-	else if (own && lk->after.ref == 0)
+	else if (own && !lk->after.used)
 		i = (lk->i0 + 1) & m;
 	else
-		for (i = own ? (lk->i0 + 2) & m : itch_hash64(ref) & m; b->orders[i].ref != 0; i = (i + 1) & m)
+		for (i = own ? (lk->i0 + 2) & m : itch_hash64(ref) & m; b->orders[i].used; i = (i + 1) & m)
 			;
 	b->orders[i].ref = ref;
+	b->orders[i].used = 1;
 	b->orders[i].shares = shares;
 	b->orders[i].level = l;
 	b->orders[i].price = price;
@@ -818,7 +827,7 @@ itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, stru
 	 * of a warp applying an add and a replace at once run its code once.
 	 */
 	if (add || t == 'U') {
-		uint32_t found = add ? o : d->ref2 == 0 ? ITCH_NONE : itch_order_find(b, d->ref2, locate);
+		uint32_t found = add ? o : itch_order_find(b, d->ref2, locate);
 
 		itch_add_at(b, add ? d->ref : d->ref2, locate, side, d->shares, d->price, found, &lk, add, &top);
 	}
@@ -892,7 +901,7 @@ itch_book_prefetch2(const struct itch_book *b, const uint8_t *m, uint32_t n)
 		return;
 	ref = itch_be64(m + 11);
 	i = itch_hash64(ref) & (b->order_cap - 1);
-	if (ref != 0 && b->orders[i].ref == ref)
+	if (b->orders[i].used && b->orders[i].ref == ref)
 		__builtin_prefetch(&b->levels[b->orders[i].level]);
 #else
 	(void)b;

@@ -195,7 +195,7 @@ itch_feed_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
 		f->events_dropped++;
 }
 
-/* What every shard counted, summed into @p t (messages, unknown_ref, book_full, ...). */
+/* What every shard counted, summed into @p t (messages, unknown_ref, book_full, refused, ...). */
 GNIO_HD static inline void
 itch_feed_totals(const struct itch_feed *f, struct itch_book *t)
 {
@@ -204,6 +204,7 @@ itch_feed_totals(const struct itch_feed *f, struct itch_book *t)
 		t->messages += f->book[s].messages;
 		t->unknown_ref += f->book[s].unknown_ref;
 		t->book_full += f->book[s].book_full;
+		t->refused += f->book[s].refused;
 		t->unknown_type += f->book[s].unknown_type;
 		t->malformed += f->book[s].malformed;
 		t->live_orders += f->book[s].live_orders;

@@ -11,10 +11,19 @@
 
 #define ITCH_MAX_SHARDS_OUT 64u   /* shards itch_write_json() prints at most */
 
-/* What the receiver counted, for the JSON. */
+/* gnio-itch's own counts beyond gnio-itchgen's (README.md's table of counters). */
+struct itch_more {
+	uint64_t refused, unknown_type, malformed;
+};
+
+/*
+ * What the receiver counted, for the JSON: gnio-itchgen's keys, and, with
+ * @p more, gnio-itch's own after them.
+ */
 struct itch_counts {
 	char session[11];
 	uint64_t next_seq, packets, duplicates, gaps, lost;
+	const struct itch_more *more;   /* NULL: gnio-itchgen's keys only */
 };
 
 /* @p v in decimal at @p p, followed by @p sep; past it. */
@@ -74,8 +83,12 @@ itch_write_book(FILE *f, const struct itch_book_view *v, uint32_t depth, const s
 	fprintf(f, "{\"session\": \"%s\", \"next_seq\": %" PRIu64 ", \"packets\": %" PRIu64
 			", \"messages\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"gaps\": %" PRIu64
 			", \"lost\": %" PRIu64 ", \"unknown_ref\": %" PRIu64 ", \"book_full\": %" PRIu64
-			", \"stocks\": [", c->session, c->next_seq, c->packets, v->messages, c->duplicates,
+			", ", c->session, c->next_seq, c->packets, v->messages, c->duplicates,
 			c->gaps, c->lost, v->unknown_ref, v->book_full);
+	if (c->more != NULL)
+		fprintf(f, "\"refused\": %" PRIu64 ", \"unknown_type\": %" PRIu64 ", \"malformed\": %" PRIu64 ", ",
+				c->more->refused, c->more->unknown_type, c->more->malformed);
+	fprintf(f, "\"stocks\": [");
 	for (uint32_t loc = 0; loc < ITCH_LOCATES; loc++) {
 		const struct itch_level *lv = v->levels[loc % v->nb];
 		char name[9];
@@ -131,7 +144,7 @@ itch_write_json(FILE *f, const struct itch_book *sh, uint32_t nb, uint32_t depth
 
 		levels[s] = b->levels;
 		for (uint32_t i = 0; i < b->order_cap; i++)
-			if (b->orders[i].ref != 0)
+			if (b->orders[i].used)
 				per[b->orders[i].locate]++;
 		v.messages += b->messages;
 		v.unknown_ref += b->unknown_ref;

@@ -122,7 +122,7 @@ struct itch_pbook {
 	uint32_t *head;               /* [ITCH_LOCATES * 2] the feed's per-locate tables */
 	char (*names)[8];             /* [ITCH_LOCATES] */
 	uint8_t *seen;                /* [ITCH_LOCATES] */
-	uint64_t messages, unknown_ref, book_full, unknown_type, malformed;
+	uint64_t messages, unknown_ref, book_full, refused, unknown_type, malformed;   /* (itch_book.h's) */
 };
 
 /* Bytes of a batch book's tables (itch_pb_init lays them out). */
@@ -184,7 +184,7 @@ itch_pb_init(struct itch_pbook *b, void *mem, uint32_t order_cap, uint32_t level
 	b->head = locates->head;
 	b->names = locates->names;
 	b->seen = locates->seen;
-	b->messages = b->unknown_ref = b->book_full = b->unknown_type = b->malformed = 0;
+	b->messages = b->unknown_ref = b->book_full = b->refused = b->unknown_type = b->malformed = 0;
 }
 
 /* Move every pointer of a batch book by @p delta bytes (a copy of it elsewhere). */
@@ -432,14 +432,16 @@ itch_pb_level_change(struct itch_pbook *b, uint32_t locate, uint32_t side, uint3
 	}
 }
 
-/* Add order @p ref as itch_add_at() does: the same refusals (book_full) and no-ops. */
+/* Add order @p ref as itch_add_at() does: the same refusals (book_full, refused). */
 GNIO_HD static inline void
 itch_pb_add(struct itch_pbook *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price)
 {
 	uint32_t l;
 
-	if (ref == 0 || shares == 0 || itch_pb_order_find(b, ref, locate) != ITCH_NONE)
+	if (shares == 0 || itch_pb_order_find(b, ref, locate) != ITCH_NONE) {
+		b->refused++;
 		return;
+	}
 	if (b->live_orders + 1 >= b->order_cap) {
 		b->book_full++;
 		return;

@@ -106,7 +106,7 @@ check_book(const struct itch_book *b)
 	for (uint32_t i = 0; i < ORDERS; i++) {
 		const struct itch_order *o = &b->orders[i];
 
-		if (o->ref == 0)
+		if (!o->used)
 			continue;
 		live++;
 		must(o->level < LEVELS && b->levels[o->level].used && o->shares != 0);

@@ -22,7 +22,7 @@ import time
 import sys
 import tempfile
 
-from scapy.all import IP, UDP, Ether, RawPcapReader
+from scapy.all import IP, UDP, Ether, Raw, RawPcapReader, wrpcap
 
 from gnio_run import BUILD, Checker, eal_mem
 from udp_frames import udp_frames
@@ -87,6 +87,11 @@ def itch_sigint(d, name, pcap, *args, after=3.0):
     return r, out
 
 
+def ref_book(got, want):
+    """Is book file @got gnio-itchgen's @want: every key the reference writes (gnio-itch's own counts after)?"""
+    return all(got.get(k) == v for k, v in want.items())
+
+
 def first_diff(fa, fb):
     """Where two files first differ: line number and both lines (for a failed check's message)."""
     a, b = open(fa).read().splitlines(), open(fb).read().splitlines()
@@ -132,6 +137,88 @@ def events_sent(pcap):
             rx.append(rx_ns)
         index += count
     return lines, ok, rx
+
+
+# Feeds made here, message by message, for what gnio-itchgen does not make.
+SESSION = b"GNIO000001"
+
+
+def m_dir(loc, name, ts):
+    """A Stock Directory (R) naming stock @loc."""
+    return b"R" + struct.pack(">HH", loc, 0) + ts.to_bytes(6, "big") + name.ljust(8) + bytes(20)
+
+
+def m_add(loc, ref, side, shares, price, ts):
+    """An Add Order (A)."""
+    return b"A" + struct.pack(">HH", loc, 0) + ts.to_bytes(6, "big") + struct.pack(">QcI", ref, side, shares) + \
+        b"TEST    " + struct.pack(">I", price)
+
+
+def m_exec(loc, ref, shares, ts):
+    """An Order Executed (E)."""
+    return b"E" + struct.pack(">HH", loc, 0) + ts.to_bytes(6, "big") + struct.pack(">QIQ", ref, shares, 1)
+
+
+def m_replace(loc, ref, new, shares, price, ts):
+    """An Order Replace (U)."""
+    return b"U" + struct.pack(">HH", loc, 0) + ts.to_bytes(6, "big") + struct.pack(">QQII", ref, new, shares, price)
+
+
+def m_del(loc, ref, ts):
+    """An Order Delete (D)."""
+    return b"D" + struct.pack(">HH", loc, 0) + ts.to_bytes(6, "big") + struct.pack(">Q", ref)
+
+
+def mold(seq, msgs, count=None, session=SESSION):
+    """A MoldUDP64 packet of @msgs from @seq (@count: what its header says, the messages' number if None)."""
+    body = b"".join(struct.pack(">H", len(m)) + m for m in msgs)
+    return session + struct.pack(">QH", seq, len(msgs) if count is None else count) + body
+
+
+def frame(payload, dport=26400):
+    """@payload in a UDP/IPv4 frame to the feed's port (checksums right)."""
+    return Ether(src="02:00:00:00:00:01", dst="01:00:5e:36:0c:01") / IP(src="10.0.0.1", dst="233.54.12.1") / \
+        UDP(sport=26401, dport=dport) / Raw(payload)
+
+
+def write_feed(d, name, frames):
+    """The frames (scapy packets or bytes) as a pcap in @d."""
+    path = os.path.join(d, name + ".pcap")
+    wrpcap(path, [f if not isinstance(f, bytes) else Ether(f) for f in frames])
+    return path
+
+
+def ref_zero(d, ck):
+    """Issue 54 item 3: an Add of order reference 0 was refused silently (0 marked a free slot). Here
+    reference 0 is an order like any other (added, executed, replaced by itself, deleted) on every path;
+    every message that changes nothing is counted under its reason: an add of a reference live in its
+    stock (refused), an add of no shares (malformed)."""
+    msgs = [m_dir(1, b"ZERO", 1000),
+            m_add(1, 0, b"B", 100, 10000, 2000),      # 2: the best bid, 10000 x 100
+            m_add(1, 5, b"B", 200, 9900, 3000),       # 3: not the best
+            m_add(1, 0, b"S", 50, 10100, 4000),       # 4: reference 0 is live: refused
+            m_exec(1, 0, 30, 5000),                   # 5: 10000 x 70
+            m_replace(1, 0, 0, 300, 9950, 6000),      # 6: replaced by itself: 9950 x 300
+            m_del(1, 0, 7000),                        # 7: 9900 x 200
+            m_add(1, 7, b"B", 0, 9999, 8000),         # 8: no shares: malformed
+            m_add(2, 5, b"S", 100, 5000, 9000)]       # 9: reference 5 of another stock
+    pcap = write_feed(d, "ref0", [frame(mold(1, msgs[:3])), frame(mold(4, msgs[3:6])), frame(mold(7, msgs[6:])),
+                                  frame(mold(10, [], count=0xFFFF))])
+    want_bbo = "2,1,2000,10000,100,0,0\n5,1,5000,10000,70,0,0\n6,1,6000,9950,300,0,0\n7,1,7000,9900,200,0,0\n" \
+        "9,2,9000,0,0,5000,100\n"
+    r, out = itch(d, "ref0", pcap)
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    bbo = open(out["bbo"]).read() if r.returncode == 0 else ""
+    stocks = {s["locate"]: s for s in got.get("stocks", [])}
+    ck.check(r.returncode == 0 and bbo == want_bbo, "reference 0: added, executed, replaced and deleted like any "
+             "other (exit %d, events %r)" % (r.returncode, bbo))
+    ck.check(stocks.get(1, {}).get("bids") == [[9900, 200, 1]] and stocks.get(1, {}).get("orders") == 1 and
+             stocks.get(2, {}).get("asks") == [[5000, 100, 1]] and stocks.get(1, {}).get("stock") == "ZERO",
+             "reference 0: the final book (%s)" % stocks)
+    ck.check(got.get("messages") == 8 and got.get("refused") == 1 and got.get("malformed") == 1 and
+             got.get("unknown_ref") == 0 and got.get("lost") == 0,
+             "every message that changes nothing counted: an add of a live reference refused, one of no shares "
+             "malformed (%s)" % {k: got.get(k) for k in ("messages", "refused", "malformed", "unknown_ref")})
 
 
 def gap_at_end(d, ck, a):
@@ -193,7 +280,7 @@ def main():
             continue
         ck.check(open(out["bbo"]).read() == open(ref["bbo"]).read(), "%s: the reference's BBO events" % name)
         want, got = json.load(open(ref["book"])), json.load(open(out["book"]))
-        ck.check(got == want, "%s: the reference's book and counts: %s" % (
+        ck.check(ref_book(got, want), "%s: the reference's book and counts: %s" % (
             name, {k: (want[k], got.get(k)) for k in want if k != "stocks" and want[k] != got.get(k)}))
         ck.check("conserved; pools full" in r.stdout and "session ended" in r.stdout, "%s: accounted" % name)
         reqs = requests(out["tx"])
@@ -210,7 +297,7 @@ def main():
     r, out = itch(d, "split", ref["pcap"], "--rerequest", "10.9.8.7:4242", "--orders", "65536", "--levels", "16384",
                   *split)
     ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read() and
-             json.load(open(out["book"])) == json.load(open(ref["book"])),
+             ref_book(json.load(open(out["book"])), json.load(open(ref["book"]))),
              "31 shards: the reference's events and book (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
     # Three stocks: on the GPU path a chunk's shard fills before the chunk does, and each batch is
     # cut where one would pass what a shard holds on chip (itch_fit()): the reference's files.
@@ -218,7 +305,7 @@ def main():
     r, out = itch(d, "few", few["pcap"], "--backpressure")
     print("\n".join(l for l in r.stdout.splitlines() if "chunks of" in l))
     ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(few["bbo"]).read() and
-             json.load(open(out["book"])) == json.load(open(few["book"])),
+             ref_book(json.load(open(out["book"])), json.load(open(few["book"]))),
              "3 stocks: the reference's events and book (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
     # (The GPU path also paced: small batches, chunks of a few packets and messages one at a time
     # mixed; held back, not dropped, where a full book's one-at-a-time path is slower than the pace.)
@@ -253,7 +340,7 @@ def main():
     longer = [l for l in r.stdout.splitlines() if "longer than their flagged" in l]
     print("\n".join(longer))
     ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(big["bbo"]).read() and
-             json.load(open(out["book"])) == json.load(open(big["book"])) and
+             ref_book(json.load(open(out["book"])), json.load(open(big["book"]))) and
              (not a.lines or (len(longer) == 1 and ", 0 longer than" not in longer[0])),
              "packets of up to 60 messages: the reference's events and book (exit %d: %s)" % (
                  r.returncode, (r.stderr.strip()[-300:], longer)))
@@ -305,6 +392,7 @@ def main():
         r, _ = itch(d, "bad", ref["pcap"], *args, wrap=False)
         ck.check(r.returncode == 2 and len([l for l in r.stderr.splitlines() if l.startswith("gnio-itch")]) == 1,
                  "%s: exit 2 with one line: %r" % (" ".join(args), r.stderr.strip()[-200:]))
+    ref_zero(d, ck)
     gap_at_end(d, ck, a)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
     lost = [n for n, out in RUNS if "TURNS LOST" in out]
