@@ -545,7 +545,8 @@ struct itch_msg {
  * out from the type first (0: the type has none, or the message is not whole),
  * then every field read the same way: threads of a warp decoding messages of
  * different types take one path. Malformed: a known type of the wrong length,
- * or no shares where an order's shares are added or taken (A, F, U, E, C, X).
+ * no shares where an order's shares are added or taken (A, F, U, E, C, X), an
+ * add's side neither 'B' nor 'S'.
  */
 GNIO_HD static inline void
 itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
@@ -556,7 +557,7 @@ itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 #else
 	uint32_t len = itch_msg_len(t);
 #endif
-	int ok = len != 0 && len == n, add = t == 'A' || t == 'F', cut = t == 'E' || t == 'C' || t == 'X';
+	int ok = len != 0 && len == n, add = t == 'A' || t == 'F', cut = t == 'E' || t == 'C' || t == 'X', bad;
 	uint32_t at_ref = ok && (add || cut || t == 'D' || t == 'U' || t == 'R') ? 11 : 0;
 	uint32_t at_ref2 = ok && t == 'U' ? 19 : 0;
 	uint32_t at_sh = !ok ? 0 : add ? 20 : cut ? 19 : t == 'U' ? 27 : 0;
@@ -571,8 +572,8 @@ itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 	d->shares = at_sh != 0 ? itch_be32(m + at_sh) : 0;
 	d->price = at_px != 0 ? itch_be32(m + at_px) : 0;
 	d->side = ok && add ? m[19] == 'S' : 0;
-	d->status = len == 0 ? ITCH_MSG_UNKNOWN : ok && !(at_sh != 0 && d->shares == 0) ? ITCH_MSG_OK :
-		ITCH_MSG_MALFORMED;
+	bad = (at_sh != 0 && d->shares == 0) | (ok && add && m[19] != 'B' && m[19] != 'S');
+	d->status = len == 0 ? ITCH_MSG_UNKNOWN : ok && !bad ? ITCH_MSG_OK : ITCH_MSG_MALFORMED;
 }
 
 /*

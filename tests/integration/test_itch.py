@@ -221,6 +221,25 @@ def ref_zero(d, ck):
              "malformed (%s)" % {k: got.get(k) for k in ("messages", "refused", "malformed", "unknown_ref")})
 
 
+def side_x(d, ck):
+    """Issue 54 item 4: an Add whose side is neither 'B' nor 'S' was booked as a bid. Malformed: counted,
+    the book left alone (every path)."""
+    msgs = [m_add(3, 1, b"X", 100, 500, 1000),      # 1: side X: malformed
+            m_add(3, 2, b"B", 100, 400, 2000),      # 2: the best bid, 400 x 100
+            m_add(3, 3, b"b", 100, 600, 3000),      # 3: side b: malformed
+            m_add(3, 4, b"S", 100, 700, 4000)]      # 4: the best ask, 700 x 100
+    pcap = write_feed(d, "side", [frame(mold(1, msgs)), frame(mold(5, [], count=0xFFFF))])
+    r, out = itch(d, "side", pcap)
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    bbo = open(out["bbo"]).read() if r.returncode == 0 else ""
+    stocks = {s["locate"]: s for s in got.get("stocks", [])}
+    ck.check(r.returncode == 0 and bbo == "2,3,2000,400,100,0,0\n4,3,4000,400,100,700,100\n" and
+             stocks.get(3, {}).get("bids") == [[400, 100, 1]] and stocks.get(3, {}).get("asks") == [[700, 100, 1]] and
+             got.get("malformed") == 2 and got.get("messages") == 2,
+             "an add of side X or b: malformed, the book left alone (exit %d, events %r, %s, %s)" % (
+                 r.returncode, bbo, stocks.get(3), {k: got.get(k) for k in ("messages", "malformed")}))
+
+
 def gap_at_end(d, ck, a):
     """A gap at the end of a feed (a packet in 500 left out, no re-request server): the gap timer
     gives it up without another packet to come, so --exit-at-end exits with every message of the feed
@@ -393,6 +412,7 @@ def main():
         ck.check(r.returncode == 2 and len([l for l in r.stderr.splitlines() if l.startswith("gnio-itch")]) == 1,
                  "%s: exit 2 with one line: %r" % (" ".join(args), r.stderr.strip()[-200:]))
     ref_zero(d, ck)
+    side_x(d, ck)
     gap_at_end(d, ck, a)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
     lost = [n for n, out in RUNS if "TURNS LOST" in out]
