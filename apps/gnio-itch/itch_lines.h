@@ -12,7 +12,8 @@
  * A packet, in steps (the lanes meet between them):
  *  1. lane 0 looks at it (itch_ll_look(), itch_ll_places(), itch_ll_in_order();
  *     the other lanes empty the shards' masks meanwhile, itch_ll_clear()):
- *     the feed's, whole, its messages' places, of the session, next in order
+ *     the feed's, its checksums right (on the GPU summed by the whole warp),
+ *     whole, its messages' places, of the session, next in order
  *     (what itch_feed_fast() takes); anything else goes to the CPU path's
  *     receiver as it is (itch_ll_general(): gaps, held messages, re-requests,
  *     duplicates; one message at a time);
@@ -347,14 +348,25 @@ itch_ll_count(struct itch_ll *ll, const struct itch_llp *pp)
 	ll->serial_pkts += !pp->par;
 }
 
-/* Lane 0: a packet the lanes do not take, through the CPU path's receiver as it is. */
+/*
+ * Lane 0: a packet the lanes do not take, through the CPU path's receiver as
+ * it is (@p summed: its checksums verified already).
+ */
 GNIO_HD static inline uint16_t
-itch_ll_general(struct itch_state *st, struct itch_ll *ll, struct gnio_pkt *pk, uint64_t now_ns, uint64_t rx_tsc)
+itch_ll_general_sum(struct itch_state *st, struct itch_ll *ll, struct gnio_pkt *pk, uint64_t now_ns,
+		uint64_t rx_tsc, int summed)
 {
 	ll->general_pkts++;
 	ll->ev_next_ok = 0;     /* (its events go through gnio_event_push(): the GPU's push reads the channel again) */
 	st->feed.rx_tsc = rx_tsc;
-	return itch_on_packet(st, pk, now_ns);
+	return itch_on_packet_sum(st, pk, now_ns, summed);
+}
+
+/* itch_ll_general_sum() of a packet whose checksums are verified there. */
+GNIO_HD static inline uint16_t
+itch_ll_general(struct itch_state *st, struct itch_ll *ll, struct gnio_pkt *pk, uint64_t now_ns, uint64_t rx_tsc)
+{
+	return itch_ll_general_sum(st, ll, pk, now_ns, rx_tsc, 0);
 }
 
 #ifndef __CUDA_ARCH__
@@ -377,6 +389,8 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_clear(pp, l);
 	itch_ll_look(&pt, pp, pk, rx_tsc);
+	if (pp->verdict == 0)
+		pp->verdict = itch_csum_verdict(pk, (uint32_t)(pp->p - pk->data), pp->len);
 	if (pp->verdict != 0)
 		return pp->verdict;
 	if (pp->fast)
@@ -384,7 +398,7 @@ itch_ll_packet_cpu(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, 
 	if (pp->fast)
 		itch_ll_in_order(f, pp);
 	if (!pp->fast)
-		return itch_ll_general(st, ll, pk, now_ns, rx_tsc);
+		return itch_ll_general_sum(st, ll, pk, now_ns, rx_tsc, 1);
 	for (uint32_t l = 0; l < ITCH_LL_LANES; l++)
 		itch_ll_decode(pp, order != NULL ? order[l] : l, f->nb_shards);
 	itch_ll_plan(f, pp, itch_ll_adds(pp));

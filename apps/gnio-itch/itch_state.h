@@ -142,13 +142,28 @@ itch_payload(const struct itch_state *st, const struct gnio_pkt *pk, uint32_t *o
 }
 
 /*
- * One packet, received at @p now_ns: its UDP payload to the receiver; then
- * dropped as handled, or turned into the re-request, which goes back out of
- * its port (it is at least that long; the IPv4 and UDP lengths say how much
- * of it is the request).
+ * The checksums of the feed's packet @p pk whose UDP payload is @p len bytes
+ * at @p off (itch_payload_on()'s answer): 0 when the IPv4 header checksum
+ * holds and the UDP one does or is not given (0), else the verdict that drops
+ * it for that reason (the library counts it: bad_csum). The packet's bytes
+ * to the payload's end are in pk->data.
  */
 GNIO_HD static inline uint16_t
-itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
+itch_csum_verdict(const struct gnio_pkt *pk, uint32_t off, uint32_t len)
+{
+	return gnio_ipv4_udp_csum_check(pk->data + 14, off - 8 - 14, len + 8) == GNIO_CSUM_GOOD ? 0 :
+		gnio_verdict_drop(GNIO_DROP_BAD_CSUM);
+}
+
+/*
+ * One packet, received at @p now_ns: its UDP payload, its checksums verified
+ * (unless @p summed: the caller did), to the receiver; then dropped as
+ * handled, or turned into the re-request, which goes back out of its port
+ * (it is at least that long; the IPv4 and UDP lengths say how much of it is
+ * the request).
+ */
+GNIO_HD static inline uint16_t
+itch_on_packet_sum(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, int summed)
 {
 	struct itch_feed *f = &st->feed;
 	uint8_t *p = pk->data, feed_src[6];
@@ -156,6 +171,8 @@ itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
 	uint16_t v = itch_payload(st, pk, &off, &len);
 	enum itch_action a;
 
+	if (v == 0 && !summed)
+		v = itch_csum_verdict(pk, off, len);
 	if (v != 0)
 		return v;
 	a = itch_feed_packet(f, p + off, len, now_ns);
@@ -177,6 +194,13 @@ itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
 	p[ITCH_REQ_HDR + 18] = (uint8_t)(f->req_count >> 8);
 	p[ITCH_REQ_HDR + 19] = (uint8_t)f->req_count;
 	return pk->rx_port;
+}
+
+/* One packet (itch_on_packet_sum(), its checksums verified here). */
+GNIO_HD static inline uint16_t
+itch_on_packet(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns)
+{
+	return itch_on_packet_sum(st, pk, now_ns, 0);
 }
 
 /* The CPU path's look at the next packet: the lines its messages will look up (itch_feed_prefetch()). */

@@ -8,7 +8,8 @@
  * levels a shard: full often; 16 messages held at most; a gap lost after 5
  * packets): the CPU path (itch_on_packet(), one shard) and the low-latency
  * path (itch_ll_packet_cpu(), three shards, the lanes of each step in an order
- * the input picks). After every packet: the same verdict, the same bytes
+ * the input picks); each frame's IPv4 checksum right, its UDP one right,
+ * absent or (now and then, as the IPv4 one) wrong. After every packet: the same verdict, the same bytes
  * written back (a re-request), the same events in the same order; at the end
  * the same final book (itch_write_json()) and receiver counts.
  */
@@ -94,10 +95,17 @@ json(const struct itch_feed *f, size_t *len)
 	return buf;
 }
 
-/* Frame @p n bytes of MoldUDP64 at @p p as a UDP datagram to the feed's port, in @p out (HDR + n bytes). */
+/*
+ * Frame @p n bytes of MoldUDP64 at @p p as a UDP datagram to the feed's port,
+ * in @p out (HDR + n bytes): its IPv4 header checksum right; @p how picks the
+ * rest: bit 0 a UDP checksum (else none, 0), bits 1-3 all set the IPv4 one
+ * wrong, bits 4-6 all set the UDP one wrong.
+ */
 static void
-frame(uint8_t *out, const uint8_t *p, uint32_t n)
+frame(uint8_t *out, const uint8_t *p, uint32_t n, uint32_t how)
 {
+	uint16_t c;
+
 	memset(out, 0, HDR);
 	out[12] = 0x08;
 	out[14] = 0x45;
@@ -109,6 +117,19 @@ frame(uint8_t *out, const uint8_t *p, uint32_t n)
 	out[38] = (uint8_t)((8 + n) >> 8);
 	out[39] = (uint8_t)(8 + n);
 	memcpy(out + HDR, p, n);
+	c = (uint16_t)~gnio_csum_fold(out + 14, 20, 0);
+	out[24] = (uint8_t)(c >> 8);
+	out[25] = (uint8_t)c;
+	if (how & 1) {
+		c = (uint16_t)~gnio_csum_fold32(gnio_csum_add(out + 34, 8 + n, gnio_csum_add(out + 26, 8, 17 + 8 + n)));
+		c = c != 0 ? c : 0xffff;
+		out[40] = (uint8_t)(c >> 8);
+		out[41] = (uint8_t)c;
+	}
+	if ((how & 0xe) == 0xe)
+		out[24] ^= 0x40;
+	if ((how & 0x71) == 0x71)
+		out[41] ^= 0x02;
 }
 
 int
@@ -136,7 +157,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		a = malloc(HDR + len);
 		b = malloc(HDR + len);
 		must(a != NULL && b != NULL);
-		frame(a, data, len);
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		frame(a, data, len, (uint32_t)(rnd >> 40));
 		memcpy(b, a, HDR + len);
 		data += len;
 		size -= len;
@@ -178,6 +200,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	itch_feed_totals(&cpu.st->feed, &ta);
 	itch_feed_totals(&lanes.st->feed, &tb);
 	must(ta.messages == tb.messages && ta.unknown_ref == tb.unknown_ref && ta.book_full == tb.book_full &&
+			ta.refused == tb.refused &&
 			ta.unknown_type == tb.unknown_type && ta.malformed == tb.malformed &&
 			ta.live_orders == tb.live_orders && ta.live_levels == tb.live_levels);
 	must(cpu.st->feed.live_orders == lanes.st->feed.live_orders &&

@@ -240,6 +240,29 @@ def side_x(d, ck):
                  r.returncode, bbo, stocks.get(3), {k: got.get(k) for k in ("messages", "malformed")}))
 
 
+def bad_sums(d, ck):
+    """Issue 54 item 2: checksums were never verified: an Add with one price bit flipped went into the book
+    and the BBO file. A copy of each packet with a bad UDP checksum (a price bit flipped) or a bad IPv4
+    header checksum comes before it: dropped (bad_csum), the real one applied; a packet without a UDP
+    checksum (0) is taken (every path)."""
+    p1 = bytes(frame(mold(1, [m_add(4, 1, b"B", 100, 1000000, 1000)])))
+    p2 = bytes(frame(mold(2, [m_add(4, 2, b"S", 100, 1000100, 2000)])))
+    p3 = Ether(src="02:00:00:00:00:01", dst="01:00:5e:36:0c:01") / IP(src="10.0.0.1", dst="233.54.12.1") / \
+        UDP(sport=26401, dport=26400, chksum=0) / Raw(mold(3, [m_add(4, 3, b"B", 50, 1000050, 3000)]))
+    flip = bytearray(p1)
+    flip[42 + 20 + 2 + 35] ^= 1            # the price's last byte: 1000001, the UDP checksum now wrong
+    ttl = bytearray(p2)
+    ttl[22] ^= 0x10                        # the TTL: the IPv4 header checksum now wrong (the UDP one holds)
+    pcap = write_feed(d, "sums", [bytes(flip), p1, bytes(ttl), p2, p3, frame(mold(4, [], count=0xFFFF))])
+    r, out = itch(d, "sums", pcap)
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    bbo = open(out["bbo"]).read() if r.returncode == 0 else ""
+    ck.check(r.returncode == 0 and bbo == "1,4,1000,1000000,100,0,0\n2,4,2000,1000000,100,1000100,100\n"
+             "3,4,3000,1000050,50,1000100,100\n" and got.get("duplicates") == 0 and got.get("messages") == 3,
+             "bad checksums dropped before the receiver, the real packets applied, no UDP checksum taken "
+             "(exit %d, events %r, %s)" % (r.returncode, bbo, {k: got.get(k) for k in ("messages", "duplicates")}))
+
+
 def gap_at_end(d, ck, a):
     """A gap at the end of a feed (a packet in 500 left out, no re-request server): the gap timer
     gives it up without another packet to come, so --exit-at-end exits with every message of the feed
@@ -413,6 +436,7 @@ def main():
                  "%s: exit 2 with one line: %r" % (" ".join(args), r.stderr.strip()[-200:]))
     ref_zero(d, ck)
     side_x(d, ck)
+    bad_sums(d, ck)
     gap_at_end(d, ck, a)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
     lost = [n for n, out in RUNS if "TURNS LOST" in out]
