@@ -18,7 +18,7 @@
  * host by the same steps on the worker lcore: no batch to wait for.
  * Usage: gnio-itch EAL-ARGS -- [--consumer host|cuda-kernel] [--lines] [--gpu NAME]
  *        [--udp-port N] [--rerequest IP:PORT] [--local IP:PORT]
- *        [--gap-timeout-ms N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
+ *        [--gap-timeout-ms N] [--max-gap N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--shards N] [--rx-pps N]
  *        [--backpressure] [--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N]
  *        [--item-pkts N]
@@ -67,6 +67,7 @@
 struct opts {
 	uint32_t udp_port, depth, orders, levels, max_pending, gap_ms, duration, rx_pps, shards, poll_us, stall_ms;
 	uint32_t gpu_blocks, item_pkts;
+	uint64_t max_gap;
 	uint32_t req_ip, local_ip, ev_ip;
 	uint16_t req_port, local_port, ev_port;
 	bool exit_at_end;
@@ -121,7 +122,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
 		{ "poll-us", required_argument, NULL, 'Q' }, { "stall-ms", required_argument, NULL, 'W' },
 		{ "gpu-blocks", required_argument, NULL, 'K' }, { "item-pkts", required_argument, NULL, 'I' },
-		{ "lines", no_argument, NULL, 'n' },
+		{ "lines", no_argument, NULL, 'n' }, { "max-gap", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -129,7 +130,7 @@ parse(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .depth = 10, .orders = 1u << 20, .levels = 1u << 18, .max_pending = 1u << 16,
 		.gap_ms = 100, .req_ip = 0x0a000001, .req_port = 26401, .local_ip = 0x0a000002,
-		.local_port = 26402, .consumer = "host", .gpu = NULL, .poll_us = 1000 };
+		.local_port = 26402, .consumer = "host", .gpu = NULL, .poll_us = 1000, .max_gap = ITCH_MAX_GAP };
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -139,6 +140,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'l': addr("--local", optarg, &o->local_ip, &o->local_port); break;
 		case 'E': addr("--events-udp", optarg, &o->ev_ip, &o->ev_port); break;
 		case 'g': o->gap_ms = num("--gap-timeout-ms", optarg, 1, 3600000); break;
+		case 'M': o->max_gap = num("--max-gap", optarg, 1, 1ull << 62); break;
 		case 'e': o->exit_at_end = true; break;
 		case 't': o->duration = num("--duration", optarg, 1, 86400); break;
 		case 'b': o->bbo = optarg; break;
@@ -164,7 +166,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'h':
 			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda-kernel] [--lines] [--gpu NAME] "
 					"[--udp-port N] [--rerequest IP:PORT] "
-					"[--local IP:PORT] [--gap-timeout-ms N] [--exit-at-end] [--duration S] "
+					"[--local IP:PORT] [--gap-timeout-ms N] [--max-gap N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
 					"[--max-pending N] [--shards N] [--rx-pps N] [--backpressure] "
 					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N] [--item-pkts N]\n");
@@ -599,6 +601,7 @@ main(int argc, char **argv)
 	itch_feed_init(&st->feed, (uintptr_t)gnio_pipeline_state(p, 0) + offsetof(struct itch_state, feed),
 			o.orders, o.levels, o.max_pending, o.shards, (uint64_t)o.gap_ms * 1000000,
 			gnio_events_ring(ev, 0));
+	st->feed.max_gap = o.max_gap;
 	if (gpu)
 		itch_gpu_layout(&st->gpu, (uint8_t *)&st->feed + feed_bytes, (uintptr_t)gnio_pipeline_state(p, 0) +
 				offsetof(struct itch_state, feed) + feed_bytes, o.orders, o.levels, bcap,
@@ -713,7 +716,7 @@ main(int argc, char **argv)
 		at_stop = f->lost;
 		held = itch_feed_stop(f);
 		at_stop = f->lost - at_stop;
-		c = (struct itch_counts){ .next_seq = f->next, .packets = f->packets + f->other_session,
+		c = (struct itch_counts){ .next_seq = f->next, .packets = f->packets + f->other_session + f->implausible,
 			.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
 		itch_feed_totals(f, &t);
 		if (gpu) {
@@ -731,17 +734,16 @@ main(int argc, char **argv)
 		}
 		memcpy(c.session, f->session, 10);
 		more = (struct itch_more){ .refused = t.refused, .unknown_type = t.unknown_type,
-			.malformed = f->malformed + t.malformed };
+			.malformed = f->malformed + t.malformed, .implausible = f->implausible };
 		c.more = &more;
 		printf(APP ": %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %"
 				PRIu64 " messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64
 				" re-requests, %" PRIu64 " messages lost), %" PRIu64 " BBO events, unknown_ref %"
 				PRIu64 ", book_full %" PRIu64 ", refused %" PRIu64 ", malformed %" PRIu64
-				", unknown types %" PRIu64 ", live orders %u, other sessions %" PRIu64 "%s\n", f->packets,
-				f->heartbeats, f->duplicates, t.messages, f->next, f->gaps, f->rerequests, f->lost, events,
-				t.unknown_ref, t.book_full, t.refused, more.malformed, t.unknown_type,
-				t.live_orders, f->other_session,
-				f->ended ? ", session ended" : "");
+				", unknown types %" PRIu64 ", live orders %u, other sessions %" PRIu64 ", implausible %" PRIu64
+				"%s\n", f->packets, f->heartbeats, f->duplicates, t.messages, f->next, f->gaps, f->rerequests,
+				f->lost, events, t.unknown_ref, t.book_full, t.refused, more.malformed, t.unknown_type,
+				t.live_orders, f->other_session, f->implausible, f->ended ? ", session ended" : "");
 		if (f->lost != 0)
 			printf(APP ": the book is incomplete: %" PRIu64 " messages lost (%" PRIu64 " of them at stop, "
 					"a gap still open: %" PRIu64 " received and held, never applied)\n", f->lost,

@@ -25,6 +25,7 @@
 #include "itch_book.h"
 
 #define ITCH_PEND_BYTES 56u          /* the longest ITCH message (50) fits */
+#define ITCH_MAX_GAP (1ull << 24)    /* messages a packet may be ahead of the next, by default */
 #define ITCH_MAX_SHARDS 31u          /* the CPU path's shards at most */
 
 #ifndef ITCH_FEED_APPLY
@@ -37,6 +38,7 @@ enum itch_action {
 	ITCH_DUPLICATE,       /* every message already seen */
 	ITCH_MALFORMED,       /* a cut MoldUDP64 header */
 	ITCH_OTHER_SESSION,   /* a session that is not the one followed */
+	ITCH_IMPLAUSIBLE,     /* further ahead than a gap may be (max_gap), or past 2^64 - 1: not obeyed */
 	ITCH_REQUEST,         /* send a re-request for [req_seq, req_seq + req_count) */
 };
 
@@ -58,6 +60,7 @@ struct itch_feed {
 	uint8_t req_hdr[ITCH_REQ_HDR];          /* a re-request's headers, lengths and checksum in
 	                                           (its destination MAC: the feed packet's source) */
 	uint64_t gap_timeout_ns;      /* a gap not filled in this long is lost */
+	uint64_t max_gap;             /* a packet further ahead of the next message than this is implausible */
 	uint32_t max_pending;         /* messages held while a gap is open, a power of two */
 	/* The sequencer. */
 	uint8_t session[10];
@@ -73,7 +76,7 @@ struct itch_feed {
 	uint32_t req_count;
 	/* Counters. */
 	uint64_t packets, heartbeats, duplicates, gaps, lost, rerequests, malformed, other_session;
-	uint64_t pending_full, events_dropped;
+	uint64_t pending_full, events_dropped, implausible;
 	uint64_t first_ns, last_ns;   /* when the first and the last packet of the session came */
 	uint64_t rx_tsc;              /* when the packet being handled was received: events carry it */
 	/* The GPU path's receiver: items, and the time it spent on each part of them (ITCH_RX_*). */
@@ -134,6 +137,7 @@ itch_feed_init(void *mem, uintptr_t base, uint32_t order_cap, uint32_t level_cap
 	memset(f, 0, sizeof(*f));
 	f->events = events;
 	f->gap_timeout_ns = gap_timeout_ns;
+	f->max_gap = ITCH_MAX_GAP;
 	f->max_pending = max_pending;
 	f->nb_shards = nb_shards;
 	itch_book_init_locates(&f->book[0], p);
@@ -460,6 +464,7 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 	uint64_t seq;
 	uint32_t count, at = ITCH_MOLD_HDR, n, k;
 	const uint8_t *m;
+	int data;
 
 	if (itch_feed_fast(f, p, len, now_ns))
 		return ITCH_CONSUMED;
@@ -467,7 +472,17 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 		f->malformed++;
 		return ITCH_MALFORMED;
 	}
+	/*
+	 * Not obeyed (one stray packet must not take the session over): messages
+	 * past 2^64 - 1, or a sequence number further ahead of the next than a gap
+	 * may be (max_gap; a heartbeat's and an end of session's name the next).
+	 */
+	data = count != ITCH_MOLD_HEARTBEAT && count != ITCH_MOLD_END;
 	if (!f->have_session) {
+		if (data && seq + count < seq) {
+			f->implausible++;
+			return ITCH_IMPLAUSIBLE;
+		}
 		for (int i = 0; i < 10; i++)
 			f->session[i] = p[i];
 		f->have_session = 1;
@@ -478,6 +493,10 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 				f->other_session++;
 				return ITCH_OTHER_SESSION;
 			}
+		if ((data && seq + count < seq) || (seq > f->next && seq - f->next > f->max_gap)) {
+			f->implausible++;
+			return ITCH_IMPLAUSIBLE;
+		}
 	}
 	f->packets++;
 	if (f->first_ns == 0)

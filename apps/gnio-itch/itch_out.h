@@ -13,7 +13,7 @@
 
 /* gnio-itch's own counts beyond gnio-itchgen's (README.md's table of counters). */
 struct itch_more {
-	uint64_t refused, unknown_type, malformed;
+	uint64_t refused, unknown_type, malformed, implausible;
 };
 
 /*
@@ -86,8 +86,9 @@ itch_write_book(FILE *f, const struct itch_book_view *v, uint32_t depth, const s
 			", ", c->session, c->next_seq, c->packets, v->messages, c->duplicates,
 			c->gaps, c->lost, v->unknown_ref, v->book_full);
 	if (c->more != NULL)
-		fprintf(f, "\"refused\": %" PRIu64 ", \"unknown_type\": %" PRIu64 ", \"malformed\": %" PRIu64 ", ",
-				c->more->refused, c->more->unknown_type, c->more->malformed);
+		fprintf(f, "\"refused\": %" PRIu64 ", \"unknown_type\": %" PRIu64 ", \"malformed\": %" PRIu64
+				", \"implausible\": %" PRIu64 ", ", c->more->refused, c->more->unknown_type, c->more->malformed,
+				c->more->implausible);
 	fprintf(f, "\"stocks\": [");
 	for (uint32_t loc = 0; loc < ITCH_LOCATES; loc++) {
 		const struct itch_level *lv = v->levels[loc % v->nb];

@@ -263,6 +263,33 @@ def bad_sums(d, ck):
              "(exit %d, events %r, %s)" % (r.returncode, bbo, {k: got.get(k) for k in ("messages", "duplicates")}))
 
 
+def inject(d, name, pcap, after, frames):
+    """@pcap with @frames put after its packet number @after: a new pcap in @d."""
+    pk = [data for data, _ in RawPcapReader(pcap)]
+    return write_feed(d, name, pk[:after] + [bytes(f) for f in frames] + pk[after:])
+
+
+def stray(d, ck):
+    """Issue 54 item 6: one stray packet of sequence 2^63 (or a heartbeat at 2^62) made gnio-itch count
+    2^63 messages lost and every later real packet a duplicate. Such packets (and one further ahead than
+    --max-gap, test_itch_feed) are implausible: counted, not obeyed; the feed's events and book are the
+    reference's."""
+    ref = gen(d, "stray")
+    want = json.load(open(ref["book"]))
+    stray_add = [m_add(1, 77, b"B", 100, 999999, 1)]
+    pcap = inject(d, "stray", ref["pcap"], 100, [frame(mold(1 << 63, stray_add)),
+                                                 frame(mold(1 << 62, [], count=0)),
+                                                 frame(mold((1 << 64) - 2, stray_add * 3))])
+    r, out = itch(d, "stray", pcap)
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    print("\n".join(l for l in r.stdout.splitlines() if " packets (" in l))
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read() and
+             ref_book(got, dict(want, packets=want["packets"] + 3)) and got.get("implausible") == 3,
+             "stray packets (2^63, a heartbeat at 2^62, past 2^64 - 1): implausible, not obeyed, the reference's "
+             "events and book (exit %d, %s)" % (r.returncode, {k: (want.get(k), got.get(k)) for k in (
+                 "packets", "messages", "lost", "duplicates", "gaps", "implausible")}))
+
+
 def gap_at_end(d, ck, a):
     """A gap at the end of a feed (a packet in 500 left out, no re-request server): the gap timer
     gives it up without another packet to come, so --exit-at-end exits with every message of the feed
@@ -427,7 +454,7 @@ def main():
     ck.check(r.returncode == 0 and "0 messages" in r.stdout and "conserved" in r.stdout,
              "--udp-port filters: %s" % r.stdout.strip()[-200:])
     # Bad options: exit 2, one line (not under GNIO_ITCH_WRAP: a sanitizer has its own exit status).
-    for args in (["--udp-port", "0"], ["--orders", "3"], ["--rerequest", "1.2.3:4"], ["--bogus"],
+    for args in (["--udp-port", "0"], ["--orders", "3"], ["--rerequest", "1.2.3:4"], ["--bogus"], ["--max-gap", "0"],
                  ["--gap-timeout-ms", "x"], ["--book-json", "/nonexistent/x.json"],
                  ["--shards", "32"] if a.consumer == "host" or a.lines else ["--shards", "4"]) + \
             ((["--gpu-blocks", "4"],) if a.lines else ()):
@@ -437,6 +464,7 @@ def main():
     ref_zero(d, ck)
     side_x(d, ck)
     bad_sums(d, ck)
+    stray(d, ck)
     gap_at_end(d, ck, a)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
     lost = [n for n, out in RUNS if "TURNS LOST" in out]

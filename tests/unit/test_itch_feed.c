@@ -126,6 +126,40 @@ gap_timer(void)
 	free(mem);
 }
 
+/*
+ * Issue 54 item 6: one stray packet of sequence 2^63 (or a heartbeat at 2^62)
+ * made the receiver count 2^63 messages lost and every later real packet a
+ * duplicate. A packet further ahead than max_gap, or whose messages pass
+ * 2^64 - 1, is implausible: counted, not obeyed (nor joined).
+ */
+static void
+stray(void)
+{
+	uint64_t bytes = itch_feed_bytes(64, 64, 64, 1);
+	void *mem = aligned_alloc(64, (bytes + 63) & ~(uint64_t)63);
+	struct itch_feed *f = mem;
+	struct itch_book t;
+
+	REQUIRE(mem != NULL);
+	itch_feed_init(mem, (uintptr_t)mem, 64, 64, 64, 1, TIMEOUT_NS, NULL);
+	/* Not joined on messages past 2^64 - 1. */
+	CHECK(packet(f, UINT64_MAX - 1, 3, 5) == ITCH_IMPLAUSIBLE && !f->have_session && f->implausible == 1);
+	CHECK(packet(f, 1, 2, 10) == ITCH_CONSUMED && f->next == 3);
+	CHECK(packet(f, 1ull << 63, 1, 20) == ITCH_IMPLAUSIBLE);
+	CHECK(packet(f, 1ull << 62, ITCH_MOLD_HEARTBEAT, 30) == ITCH_IMPLAUSIBLE);
+	CHECK(packet(f, 1ull << 62, ITCH_MOLD_END, 31) == ITCH_IMPLAUSIBLE && f->end_seq == 0);
+	CHECK(packet(f, UINT64_MAX - 2, 4, 32) == ITCH_IMPLAUSIBLE);
+	/* As far ahead as a gap may be: a gap, asked for; one further: implausible. */
+	f->max_gap = 50;
+	CHECK(packet(f, 3 + 51, 1, 40) == ITCH_IMPLAUSIBLE);
+	CHECK(packet(f, 3 + 50, 1, 41) == ITCH_REQUEST && f->req_seq == 3 && f->req_count == 50);
+	CHECK(packet(f, 3, 50, 42) == ITCH_CONSUMED && f->next == 54 && f->gap_since_ns == 0);
+	itch_feed_totals(f, &t);
+	CHECK(f->implausible == 6 && f->lost == 0 && f->duplicates == 0 && f->gaps == 1 && t.messages == 53 &&
+			f->packets == 3);
+	free(mem);
+}
+
 /* itch_payload_flat() gives itch_payload_on()'s verdict, offset and length on frame @p b (of @p len bytes). */
 static int
 payload_same(const uint8_t *b, uint32_t len, const struct itch_ports *pt)
@@ -250,6 +284,7 @@ main(void)
 			f->malformed == 0 && t.malformed == 0 && t.messages == 16 + 2);
 	free(mem);
 	gap_timer();
+	stray();
 	payload_flat();
 	/* The GPU's message lengths (no branch) are the CPU's, for every type byte. */
 	for (uint32_t c = 0; c < 256; c++)
