@@ -1,24 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gnio-itch-replay: gnio-itch's book (itch_book.h, the code the GPU path runs
- * too) on one CPU core, straight from a pcap file of MoldUDP64 packets, no DPDK:
- * the second implementation beside gnio-itchgen's reference, and the book's own
- * speed. Packets of another UDP port are skipped; duplicates (a sequence number
- * already applied) are counted and skipped; a gap stops it with exit 1 (this
- * tool does not re-request). A packet cut short (a count or a length beyond
- * it) is counted malformed and its unread messages are passed over. Writes the BBO events and the final book in
- * gnio-itchgen's formats.
- * --batch: the GPU path's book instead (itch_batch.h: chunks of messages applied
- * by the phases the GPU runs, here one after another on the CPU, each phase's
- * items in a shuffled order), for the same files; --batch-shards N: as N of the
- * GPU's blocks do it, each the stocks of its own (locate mod N).
- * --lines N: gnio-itch's low-latency path instead (itch_lines.h: the receiver,
- * itch_feed.h, on each packet, and the CPU path's book in N shards applied a
- * shard a lane, the lanes of each step run here one after another in a new
- * shuffled order for every packet); the counts in the book file are then the
- * receiver's (gaps held and given up as gnio-itch does, not an exit).
+ * gnio-itch-replay: gnio-itch's receiver and book on one CPU core, straight
+ * from a pcap file, no DPDK: the second implementation beside gnio-itchgen's
+ * reference, and the book's own speed. Every frame goes through the code
+ * gnio-itch runs on each packet (itch_state.h: the frame's headers and
+ * checksums, itch_feed.h: the MoldUDP64 session, duplicates, gaps, held
+ * messages, implausible packets, heartbeats, the end of session, then the
+ * book), so the two follow the same rules; what gnio-itch's pipeline would
+ * drop is counted by reason (gnio_verdict.h's names), a re-request it would
+ * send is counted, not sent. Time is the pcap's: a gap is waited for until
+ * the pcap's end (the pcap holds what fills it, or nothing), then given up
+ * as gnio-itch's gap timer gives it up, its messages lost, those held after
+ * it applied. Writes the BBO events and the final book in gnio-itchgen's
+ * formats; exit 3 when messages were lost (the book is incomplete).
+ * --batch: the GPU path's book instead (itch_batch.h: the receiver's messages
+ * applied in chunks by the phases the GPU runs, here one after another on the
+ * CPU, each phase's items in a shuffled order), for the same files;
+ * --batch-shards N: as N of the GPU's blocks do it, each the stocks of its own
+ * (locate mod N).
+ * --lines N: gnio-itch's low-latency path instead (itch_lines.h: the CPU
+ * path's book in N shards applied a shard a lane, the lanes of each step run
+ * here one after another in a new shuffled order for every packet).
  * Usage: gnio-itch-replay PCAP [--udp-port N] [--bbo-csv F] [--book-json F] [--depth N]
- *        [--orders N] [--levels N] [--batch] [--batch-shards N] [--lines N]
+ *        [--orders N] [--levels N] [--max-gap N] [--batch] [--batch-shards N] [--lines N]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,12 +31,22 @@
 #include <string.h>
 #include <time.h>
 
+struct itch_feed;
+
+/* Where the receiver puts each message it lets apply: the book, or --batch's list (below). */
+static void replay_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq);
+#define ITCH_FEED_APPLY replay_apply
+
 #include "itch_lines.h"
 #include "itch_out.h"
+
+#define MAX_PENDING (1u << 16)      /* messages held while a gap is open (gnio-itch's default) */
+#define LOCAL_PORT 26402u           /* where re-requests are answered (gnio-itch's default --local) */
 
 struct opts {
 	const char *pcap, *bbo, *json;
 	uint32_t port, depth, orders, levels, batch, lines;
+	uint64_t max_gap;
 };
 
 static void
@@ -56,7 +70,7 @@ pow2_arg(const char *name, const char *v)
 static void
 parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){ .port = 26400, .depth = 10, .orders = 1u << 22, .levels = 1u << 20 };
+	*o = (struct opts){ .depth = 10, .orders = 1u << 20, .levels = 1u << 18, .max_gap = ITCH_MAX_GAP };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -85,6 +99,8 @@ parse(int argc, char **argv, struct opts *o)
 			o->orders = pow2_arg("--orders", v);
 		else if (strcmp(a, "--levels") == 0)
 			o->levels = pow2_arg("--levels", v);
+		else if (strcmp(a, "--max-gap") == 0)
+			o->max_gap = strtoull(v, NULL, 0);
 		else if (strcmp(a, "--lines") == 0) {
 			o->lines = (uint32_t)strtoul(v, NULL, 0);
 			if (o->lines == 0 || o->lines > ITCH_MAX_SHARDS)
@@ -100,11 +116,13 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->pcap == NULL)
 		fail("usage: gnio-itch-replay PCAP [--udp-port N] [--bbo-csv F] [--book-json F] [--depth N] "
-				"[--orders N] [--levels N] [--batch] [--batch-shards N] [--lines N]", NULL);
+				"[--orders N] [--levels N] [--max-gap N] [--batch] [--batch-shards N] [--lines N]", NULL);
 	if (o->batch && o->lines)
 		fail("--batch and --lines: one book at a time", NULL);
 	if (o->depth == 0)
 		fail("--depth: at least 1", NULL);
+	if (o->max_gap == 0)
+		fail("--max-gap: at least 1", NULL);
 }
 
 /* --batch: the messages to apply, decoded, in order (the GPU path's batch). */
@@ -113,6 +131,9 @@ struct pending {
 	uint64_t *seq;
 	size_t n, cap;
 };
+
+static struct pending pend;
+static int batch_mode;
 
 static void
 pending_add(struct pending *p, const uint8_t *m, uint32_t n, uint64_t seq)
@@ -126,6 +147,16 @@ pending_add(struct pending *p, const uint8_t *m, uint32_t n, uint64_t seq)
 	}
 	itch_decode(m, n, &p->m[p->n]);
 	p->seq[p->n++] = seq;
+}
+
+/* The receiver lets message @p m apply: to the CPU path's book, or (--batch) to the list for the batch apply. */
+static void
+replay_apply(struct itch_feed *f, const uint8_t *m, uint32_t n, uint64_t seq)
+{
+	if (batch_mode)
+		pending_add(&pend, m, n, seq);
+	else
+		itch_feed_apply(f, m, n, seq);
 }
 
 struct out {
@@ -157,6 +188,12 @@ apply_batch(struct itch_pbook *pb, uint32_t ns, struct pending *p, struct out *o
 	free(tsc);
 }
 
+static uint32_t
+le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Open the pcap (little-endian, microseconds) and --bbo-csv. */
 static FILE *
 pcap_open(const struct opts *o, struct out *out)
@@ -173,22 +210,26 @@ pcap_open(const struct opts *o, struct out *out)
 	return f;
 }
 
-/* The pcap's next packet into @p pkt (@p cap bytes), its length in *@p len: 1, or 0 at the end. */
+/*
+ * The pcap's next packet into @p pkt (@p cap bytes), its length in *@p len,
+ * its time in *@p ns: 1, or 0 at the end.
+ */
 static int
-pcap_next(FILE *f, const struct opts *o, uint8_t *pkt, size_t cap, uint32_t *len)
+pcap_next(FILE *f, const struct opts *o, uint8_t *pkt, size_t cap, uint32_t *len, uint64_t *ns)
 {
 	uint8_t rec[16];
 
 	if (fread(rec, 1, 16, f) != 16)
 		return 0;
-	*len = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 | (uint32_t)rec[10] << 16 | (uint32_t)rec[11] << 24;
+	*ns = (uint64_t)le32(rec) * 1000000000ull + (uint64_t)le32(rec + 4) * 1000ull;
+	*len = le32(rec + 8);
 	if (*len > cap || fread(pkt, 1, *len, f) != *len)
 		fail("a cut record in ", o->pcap);
 	return 1;
 }
 
-/* --lines: the event channel, in plain memory (gnio_events.h's protocol, drained here after each packet). */
-#define EV_SLOTS (1u << 16)
+/* The event channel, in plain memory (gnio_events.h's protocol, drained here after each packet). */
+#define EV_SLOTS (1u << 17)
 static uint32_t ev_reserve, ev_dropped, ev_consumed;
 static uint64_t ev_words[EV_SLOTS * GNIO_EVENT_REC_WORDS(sizeof(struct itch_event))];
 static const struct gnio_event_ring ev_ring = { &ev_reserve, &ev_dropped, &ev_consumed, ev_words, EV_SLOTS - 1,
@@ -205,25 +246,31 @@ ev_drain(struct out *out)
 	}
 }
 
-/* --lines N: a state of N shards (the receiver's too) and the lanes' scratch. */
+/*
+ * The receiver's state: @p shards shards of the CPU path's book (0: --batch,
+ * the per-locate tables only), the lanes' scratch for --lines.
+ */
 static struct itch_state *
-lines_state(const struct opts *o)
+replay_state(const struct opts *o, uint32_t shards)
 {
-	size_t size = offsetof(struct itch_state, feed) + itch_feed_bytes(o->orders, o->levels, 1u << 12, o->lines);
+	size_t size = offsetof(struct itch_state, feed) + itch_feed_bytes(o->orders, o->levels, MAX_PENDING, shards);
 	struct itch_state *st = aligned_alloc(64, (size + 63) & ~(size_t)63);
 
 	if (st == NULL)
 		fail("out of memory for the book (--orders, --levels smaller?)", NULL);
 	memset(st, 0, offsetof(struct itch_state, feed));
 	st->udp_port = o->port;
-	st->local_port = o->port;
-	/* (A gap is waited for as long as the run: the pcap holds what fills it, or nothing.) */
-	itch_feed_init(&st->feed, (uintptr_t)&st->feed, o->orders, o->levels, 1u << 12, o->lines, UINT64_MAX / 2,
+	st->local_port = LOCAL_PORT;
+	/* (A gap is waited for as long as the pcap lasts: it holds what fills it, or nothing.) */
+	itch_feed_init(&st->feed, (uintptr_t)&st->feed, o->orders, o->levels, MAX_PENDING, shards, UINT64_MAX / 2,
 			&ev_ring);
-	st->ll = aligned_alloc(64, (sizeof(struct itch_ll) + 63) & ~(size_t)63);
-	if (st->ll == NULL)
-		fail("out of memory for the lanes", NULL);
-	memset(st->ll, 0, sizeof(struct itch_ll));
+	st->feed.max_gap = o->max_gap;
+	if (o->lines) {
+		st->ll = aligned_alloc(64, (sizeof(struct itch_ll) + 63) & ~(size_t)63);
+		if (st->ll == NULL)
+			fail("out of memory for the lanes", NULL);
+		memset(st->ll, 0, sizeof(struct itch_ll));
+	}
 	return st;
 }
 
@@ -248,201 +295,152 @@ shuffle_lanes(uint8_t *order, uint64_t *rnd)
 	}
 }
 
-/* --lines: the final book and counts, as gnio-itch writes them; its figures printed. */
+/*
+ * The end of the pcap: nothing more comes, so every gap still open is given
+ * up as gnio-itch's gap timer gives it up (its messages lost, those held after
+ * it applied), one after another.
+ */
 static void
-lines_end(struct itch_state *st, const struct opts *o, const struct out *out, double sec)
+replay_finish(struct itch_feed *f)
 {
-	struct itch_feed *f = &st->feed;
-	struct itch_counts c = { .next_seq = f->next, .packets = f->packets + f->other_session,
-		.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
-	struct itch_book t;
-
-	memcpy(c.session, f->session, 10);
-	itch_feed_totals(f, &t);
-	if (o->json != NULL) {
-		FILE *j = fopen(o->json, "w");
-
-		if (j == NULL)
-			fail("cannot write ", o->json);
-		if (itch_write_json(j, f->book, f->nb_shards, o->depth, &c) != 0)
-			fail("out of memory", NULL);
-		if (fclose(j) != 0)
-			fail("cannot write ", o->json);
+	while (f->gap_to > f->next || f->pend_hi != 0) {
+		itch_feed_gap(f, f->pend_hi, 1);
+		itch_feed_lose(f);
 	}
-	printf("gnio-itch-replay: %" PRIu64 " packets (%" PRIu64 " duplicates), %" PRIu64 " messages, %" PRIu64
-			" BBO events, %u live orders, unknown_ref %" PRIu64 ", book_full %" PRIu64 ", unknown type %"
-			PRIu64 ", malformed %" PRIu64 ", %" PRIu64 " gaps; %.3f s with the pcap read (the low-latency "
-			"path in %u shards, lanes shuffled: %" PRIu64 " packets by the lanes, %" PRIu64 " of them by "
-			"one, %" PRIu64 " through the general path)\n", f->packets, f->duplicates, t.messages,
-			out->events, t.live_orders, t.unknown_ref, t.book_full, t.unknown_type, f->malformed + t.malformed,
-			f->gaps, sec, f->nb_shards, st->ll->fast_pkts, st->ll->serial_pkts, st->ll->general_pkts);
+	if (f->end_seq != 0 && f->next >= f->end_seq)
+		f->ended = 1;
+}
+
+/* What gnio-itch's pipeline would have done with each packet: sent it back (a re-request), or dropped it why. */
+struct verdicts {
+	uint64_t sent, drops[GNIO_DROP_MAX];
+};
+
+static const char *const drop_names[GNIO_DROP_MAX] = {
+#define ITCH_X_NAME(e, n, h) #n,
+	GNIO_DROP_REASONS(ITCH_X_NAME)
+#undef ITCH_X_NAME
+};
+
+/* The counts by reason as one string: " reason N" for each one not 0 (the handler's: applied, held or skipped). */
+static const char *
+verdicts_str(const struct verdicts *v, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (uint32_t r = 0; r < GNIO_DROP_MAX && at < len; r++)
+		if (v->drops[r] != 0)
+			at += (size_t)snprintf(buf + at, len - at, "%s %s %" PRIu64, at ? "," : "", drop_names[r],
+					v->drops[r]);
+	return buf;
 }
 
 int
 main(int argc, char **argv)
 {
 	struct opts o;
-	struct itch_book b = { 0 }, loc;
+	struct itch_state *st;
+	struct itch_feed *f;
 	struct itch_pbook pb = { 0 };
-	struct pending pend = { 0 };
+	struct itch_book t;
 	struct out out = { 0 };
+	struct verdicts vd = { 0 };
 	static uint8_t pkt[65536];
-	uint64_t next = 1, packets = 0, dups = 0, rx_malformed = 0, messages, live;
-	char session[11] = "";
-	FILE *f;
+	uint8_t order[2 * ITCH_LL_LANES];
+	uint64_t rnd = 1, ns, frames = 0, messages, live, refused, malformed, lost;
+	uint32_t len;
+	char why[512];
+	FILE *pf;
 	struct timespec t0, t1;
 	double sec;
-	void *mem;
+	void *mem = NULL;
 
 	parse(argc, argv, &o);
-	if (o.lines) {
-		/* The low-latency path: every packet as gnio-itch --lines takes it. */
-		struct itch_state *st = lines_state(&o);
-		uint8_t order[2 * ITCH_LL_LANES];
-		uint64_t rnd = 1, now = 0;
-		uint32_t len;
-
-		f = pcap_open(&o, &out);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (pcap_next(f, &o, pkt, sizeof(pkt), &len)) {
-			struct gnio_pkt pk = { .data = pkt, .len = len, .pkt_len = len };
-
-			shuffle_lanes(order, &rnd);
-			itch_ll_packet_cpu(st, &pk, now += 1000, 0, order);
-			ev_drain(&out);
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		fclose(f);
-		if (out.bbo != NULL && fclose(out.bbo) != 0)
-			fail("cannot write ", o.bbo);
-		lines_end(st, &o, &out, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-		/* (Every event drained after its packet: none may have been refused.) */
-		messages = ev_dropped + st->feed.events_dropped;
-		free(st->ll);
-		free(st);
-		return messages != 0;
-	}
+	batch_mode = o.batch != 0;
+	st = replay_state(&o, o.batch ? 0 : o.lines ? o.lines : 1);
+	f = &st->feed;
 	if (o.batch) {
-		mem = calloc(1, itch_pb_bytes(o.orders, o.levels) + ITCH_LOCATE_BYTES);
+		/* The GPU path's book, beside the receiver's per-locate tables (as gnio-itch lays it out). */
+		mem = calloc(1, itch_pb_bytes(o.orders, o.levels));
 		if (mem == NULL)
 			fail("out of memory for the book", NULL);
-		itch_book_init_locates(&loc, (uint8_t *)mem + itch_pb_bytes(o.orders, o.levels));
-		itch_pb_init(&pb, mem, o.orders, o.levels, &loc);
-	} else {
-		mem = calloc(1, itch_book_bytes(o.orders, o.levels));
-		if (mem == NULL)
-			fail("out of memory for the book", NULL);
-		itch_book_init(&b, mem, o.orders, o.levels);
+		itch_pb_init(&pb, mem, o.orders, o.levels, &f->book[0]);
 	}
-	f = pcap_open(&o, &out);
+	pf = pcap_open(&o, &out);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		uint32_t len, ihl, at, end, count;
-		uint64_t seq, first;
+	while (pcap_next(pf, &o, pkt, sizeof(pkt), &len, &ns)) {
+		struct gnio_pkt pk = { .data = pkt, .len = len, .pkt_len = len };
+		uint16_t v;
 
-		if (!pcap_next(f, &o, pkt, sizeof(pkt), &len))
-			break;
-		/* Ethernet, IPv4, UDP to our port, a MoldUDP64 header: else not ours. */
-		if (len < 14 + 20 + 8 || itch_be16(pkt + 12) != 0x0800 || pkt[23] != 17)
-			continue;
-		ihl = (pkt[14] & 0xfu) * 4;
-		if (ihl < 20 || 14 + ihl + 8 > len || itch_be16(pkt + 14 + ihl + 2) != o.port)
-			continue;
-		at = 14 + ihl + 8;
-		end = 14 + itch_be16(pkt + 14 + 2);
-		end = end < len ? end : len;
-		if (end < at + ITCH_MOLD_HDR) {
-			rx_malformed++;         /* ours, but no whole MoldUDP64 header */
-			continue;
+		frames++;
+		f->rx_tsc = 0;
+		if (o.lines) {
+			shuffle_lanes(order, &rnd);
+			v = itch_ll_packet_cpu(st, &pk, ns, 0, order);
+		} else {
+			v = itch_on_packet(st, &pk, ns);
 		}
-		packets++;
-		memcpy(session, pkt + at, 10);
-		if (itch_mold_header(pkt + at, end - at, &seq, &count) != 0)
-			continue;               /* checked above: never */
-		if (count == ITCH_MOLD_HEARTBEAT || count == ITCH_MOLD_END)
-			continue;
-		if (seq + count <= next) {
-			dups++;
-			continue;
-		}
-		if (seq > next) {
-			fprintf(stderr, "gnio-itch-replay: gap: sequence %" PRIu64 " expected, %" PRIu64
-					" came (this tool does not re-request)\n", next, seq);
-			return 1;
-		}
-		/* The lines the packet's messages look up first, asked for at once (itch_book_prefetch()). */
-		for (uint32_t k = 0, pos = ITCH_MOLD_HDR; !o.batch && k < count; k++) {
-			const uint8_t *m;
-			uint32_t n;
-
-			if (itch_mold_next(pkt + at, end - at, &pos, &m, &n) != 1)
-				break;
-			itch_book_prefetch(&b, m, n);
-		}
-		/* What the packet says it holds is done with, read or not (cut: malformed). */
-		first = seq;
-		for (uint32_t k = 0, pos = ITCH_MOLD_HDR; k < count; k++, seq++) {
-			struct itch_event ev;
-			const uint8_t *m;
-			uint32_t n;
-
-			if (itch_mold_next(pkt + at, end - at, &pos, &m, &n) != 1) {
-				rx_malformed++;     /* a count or a length beyond the packet */
-				break;
-			}
-			/* The next message's levels, before this one is applied (itch_book_prefetch2()). */
-			if (!o.batch && k + 1 < count) {
-				const uint8_t *m2;
-				uint32_t pos2 = pos, n2;
-
-				if (itch_mold_next(pkt + at, end - at, &pos2, &m2, &n2) == 1)
-					itch_book_prefetch2(&b, m2, n2);
-			}
-			if (seq < next)
-				continue;
-			if (o.batch)
-				pending_add(&pend, m, n, seq);
-			else if (itch_apply(&b, m, n, seq, &ev) == 1)
-				on_event(&out, &ev);
-		}
-		next = first + count > next ? first + count : next;
+		if (gnio_verdict_is_drop(v))
+			vd.drops[gnio_verdict_reason(v)]++;
+		else
+			vd.sent++;
+		ev_drain(&out);
 	}
-	if (o.batch) {
+	replay_finish(f);
+	ev_drain(&out);
+	if (o.batch)
 		apply_batch(&pb, o.batch, &pend, &out);
-		pb.malformed += rx_malformed;
-	} else {
-		b.malformed += rx_malformed;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	fclose(f);
+	fclose(pf);
 	if (out.bbo != NULL && fclose(out.bbo) != 0)
 		fail("cannot write ", o.bbo);
+	itch_feed_totals(f, &t);
+	messages = o.batch ? pb.messages : t.messages;
+	live = o.batch ? pb.live_orders : t.live_orders;
+	refused = o.batch ? pb.refused : t.refused;
+	malformed = f->malformed + (o.batch ? pb.malformed + f->book[0].malformed : t.malformed);
 	if (o.json != NULL) {
+		struct itch_counts c = { .next_seq = f->next, .packets = f->packets + f->other_session + f->implausible,
+			.duplicates = f->duplicates, .gaps = f->gaps, .lost = f->lost };
 		FILE *j = fopen(o.json, "w");
 
 		if (j == NULL)
 			fail("cannot write ", o.json);
-		struct itch_counts c = { .next_seq = next, .packets = packets, .duplicates = dups };
-
-		memcpy(c.session, session, sizeof(c.session));
-		if ((o.batch ? itch_write_pjson(j, &pb, o.depth, &c) : itch_write_json(j, &b, 1, o.depth, &c)) != 0)
+		memcpy(c.session, f->session, 10);
+		if ((o.batch ? itch_write_pjson(j, &pb, o.depth, &c) : itch_write_json(j, f->book, f->nb_shards, o.depth,
+				&c)) != 0)
 			fail("out of memory", NULL);
 		if (fclose(j) != 0)
 			fail("cannot write ", o.json);
 	}
-	messages = o.batch ? pb.messages : b.messages;
-	live = o.batch ? pb.live_orders : b.live_orders;
-	printf("gnio-itch-replay: %" PRIu64 " packets (%" PRIu64 " duplicates), %" PRIu64 " messages, %"
-			PRIu64 " BBO events, %" PRIu64 " live orders, unknown_ref %" PRIu64 ", book_full %" PRIu64
-			", unknown type %" PRIu64 ", malformed %" PRIu64 "; %.3f s with the pcap read: "
-			"%.2f M messages/s on one core%s\n", packets, dups, messages, out.events, live,
-			o.batch ? pb.unknown_ref : b.unknown_ref, o.batch ? pb.book_full : b.book_full,
-			o.batch ? pb.unknown_type : b.unknown_type, o.batch ? pb.malformed : b.malformed, sec,
-			(double)messages / sec / 1e6, o.batch ? " (the GPU path's batch apply, its phases one after "
-			"another)" : "");
+	printf("gnio-itch-replay: %" PRIu64 " frames: %" PRIu64 " re-requests to send, dropped:%s\n", frames, vd.sent,
+			verdicts_str(&vd, why, sizeof(why)));
+	printf("gnio-itch-replay: %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %" PRIu64
+			" messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64 " messages lost), %" PRIu64
+			" BBO events, %" PRIu64 " live orders, unknown_ref %" PRIu64 ", book_full %" PRIu64 ", refused %"
+			PRIu64 ", unknown type %" PRIu64 ", malformed %" PRIu64 ", other sessions %" PRIu64 ", implausible %"
+			PRIu64 "%s; %.3f s with the pcap read: %.2f M messages/s on one core%s\n", f->packets, f->heartbeats,
+			f->duplicates, messages, f->next, f->gaps, f->lost, out.events, live,
+			o.batch ? pb.unknown_ref : t.unknown_ref, o.batch ? pb.book_full : t.book_full, refused,
+			o.batch ? pb.unknown_type : t.unknown_type, malformed, f->other_session, f->implausible,
+			f->ended ? ", session ended" : "", sec, (double)messages / sec / 1e6,
+			o.batch ? " (the GPU path's batch apply, its phases one after another)" : "");
+	if (o.lines)
+		printf("gnio-itch-replay: the low-latency path in %u shards, lanes shuffled: %" PRIu64 " packets by the "
+				"lanes, %" PRIu64 " of them by one, %" PRIu64 " through the general path\n", f->nb_shards,
+				st->ll->fast_pkts, st->ll->serial_pkts, st->ll->general_pkts);
+	if (f->lost != 0)
+		printf("gnio-itch-replay: the book is incomplete: %" PRIu64 " messages lost\n", f->lost);
+	/* (Every event drained after its packet: none may have been refused.) */
+	if (ev_dropped != 0 || f->events_dropped != 0)
+		fail("events refused by the channel: more than a packet makes", NULL);
+	lost = f->lost;
 	free(mem);
 	free(pend.m);
 	free(pend.seq);
-	return 0;
+	free(st->ll);
+	free(st);
+	return lost != 0 ? 3 : 0;
 }

@@ -290,6 +290,62 @@ def stray(d, ck):
                  "packets", "messages", "lost", "duplicates", "gaps", "implausible")}))
 
 
+REPLAY = os.path.join(BUILD, "apps", "gnio-itch", "gnio-itch-replay")
+
+
+def replay(d, name, pcap, *args):
+    """gnio-itch-replay on @pcap: (process, its BBO file's text, its book)."""
+    bbo, js = os.path.join(d, name + "-r.csv"), os.path.join(d, name + "-r.json")
+    r = subprocess.run([REPLAY, pcap, "--depth", "100000", "--bbo-csv", bbo, "--book-json", js] + list(args),
+                       capture_output=True, text=True, timeout=300)
+    ok = r.returncode in (0, 3)
+    return r, open(bbo).read() if ok else "", json.load(open(js)) if ok else {}
+
+
+def replay_agrees(d, ck):
+    """Issue 54 item 5: gnio-itch-replay disagreed with gnio-itch on the same pcap: it applied a packet of
+    another MoldUDP64 session (then counted the real one a duplicate), read messages past the UDP length
+    (up to the IP length) and skipped VLAN-tagged frames silently. It runs gnio-itch's own receiver
+    (itch_state.h, itch_feed.h): on a feed with such frames put before the real ones, both give the
+    reference's events and book, the same counts, and the replay counts the VLAN frame as not handled."""
+    ref = gen(d, "agree")
+    want = json.load(open(ref["book"]))
+    pk = [data for data, _ in RawPcapReader(ref["pcap"])]
+    k = next(i for i in range(50, len(pk)) if struct.unpack(">H", pk[i][42 + 18:42 + 20])[0] >= 2)
+    real = pk[k]
+    seq = struct.unpack(">Q", real[42 + 10:42 + 18])[0]
+    first = real[42 + 20:42 + 22 + struct.unpack(">H", real[42 + 20:42 + 22])[0]]   # its first message, length and all
+    bogus = m_add(1, 999, b"B", 100, 777777, 1)
+    # Another session's packet at the next sequence number: an add the feed never made.
+    other = frame(mold(seq, [bogus], session=b"OTHER00001"))
+    # The real packet's header and first message in the UDP datagram; after it, inside the IPv4 packet's
+    # length only, the add the feed never made as its second message.
+    short = bytearray(bytes(frame(real[42:42 + 20] + first)))
+    tail = struct.pack(">H", len(bogus)) + bogus
+    short += tail
+    struct.pack_into(">H", short, 16, struct.unpack(">H", short[16:18])[0] + len(tail))
+    short[24:26] = b"\0\0"
+    struct.pack_into(">H", short, 24, 0xffff - (sum(struct.unpack(">10H", bytes(short[14:34]))) % 0xffff))
+    # A VLAN-tagged copy of the real packet, its first message the add the feed never made.
+    vlan = bytearray(real[:12] + b"\x81\x00\x00\x05" + real[12:])
+    pcap = inject(d, "agree", ref["pcap"], k, [other, bytes(short), bytes(vlan)])
+    r1, out = itch(d, "agree", pcap)
+    b1 = json.load(open(out["book"])) if r1.returncode == 0 else {}
+    r2, bbo2, b2 = replay(d, "agree", pcap)
+    print(r2.stdout.strip())
+    same = {k: (b1.get(k), b2.get(k)) for k in b2 if k != "stocks" and b1.get(k) != b2.get(k)}
+    ck.check(r1.returncode == 0 and r2.returncode == 0 and open(out["bbo"]).read() == bbo2 ==
+             open(ref["bbo"]).read() and all(b1.get(k) == v for k, v in b2.items()),
+             "gnio-itch-replay and gnio-itch on frames of another session, past the UDP length, VLAN-tagged: the "
+             "reference's events, the same book and counts (exit %d, %d; differ: %s)" % (
+                 r1.returncode, r2.returncode, same))
+    ck.check(ref_book(b2, dict(want, packets=want["packets"] + 2, gaps=1)) and " other sessions 1," in r2.stdout and
+             " malformed 1," in r2.stdout and "not_handled 1" in r2.stdout,
+             "gnio-itch-replay: the other session's packet, the datagram cut short and the VLAN frame counted, "
+             "the reference's book (%s)" % {k: (want.get(k), b2.get(k)) for k in want if k != "stocks" and
+                                            want.get(k) != b2.get(k)})
+
+
 def gap_at_end(d, ck, a):
     """A gap at the end of a feed (a packet in 500 left out, no re-request server): the gap timer
     gives it up without another packet to come, so --exit-at-end exits with every message of the feed
@@ -465,6 +521,7 @@ def main():
     side_x(d, ck)
     bad_sums(d, ck)
     stray(d, ck)
+    replay_agrees(d, ck)
     gap_at_end(d, ck, a)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
     lost = [n for n, out in RUNS if "TURNS LOST" in out]

@@ -80,7 +80,7 @@ def replay(pcap, d, name, *args):
     bbo, js = os.path.join(d, name + "-r.csv"), os.path.join(d, name + "-r.json")
     r = subprocess.run([REPLAY, pcap, "--bbo-csv", bbo, "--book-json", js] + list(args),
                        capture_output=True, text=True, timeout=300)
-    ok = r.returncode == 0
+    ok = r.returncode in (0, 3)     # (3: messages lost, the book incomplete; its files written)
     return r, open(bbo).read() if ok else "", json.load(open(js)) if ok else {}
 
 
@@ -109,7 +109,9 @@ def malformed(d, ck, *args):
                   for p in payloads])
     r, bbo, book = replay(pcap, d, "malformed", *args)
     print(r.stdout.strip() or r.stderr.strip())
-    ck.check(r.returncode == 0, "malformed packets: replay exit 0: %s" % r.stderr)
+    # (gnio-itch's receiver: the messages a cut packet did not hold are a gap, given up at the end: 3-7, 10)
+    ck.check(r.returncode == 3 and "6 messages lost" in r.stdout, "malformed packets: replay exit 3, 6 messages "
+             "lost: %s" % r.stderr)
     ck.check("unknown type 2" in r.stdout and "malformed 5" in r.stdout,
              "counted: 2 unknown types (zero length, Z), 5 malformed (a wrong length, a count and "
              "two lengths beyond the packet, a cut header)")
