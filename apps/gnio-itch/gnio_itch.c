@@ -483,6 +483,22 @@ tte_print(uint32_t poll_us)
 }
 
 /*
+ * The packets dropped, by reason (the library's counters, as gnio-testpmd
+ * prints them): handler is every packet the receiver took (applied, held, a
+ * duplicate, another session's, implausible: its own counts say which).
+ */
+static void
+drops_print(const struct gnio_check *chk)
+{
+	printf(APP ": dropped by reason:");
+	for (unsigned int r = 0; r < GNIO_DROP_MAX; r++)
+		if (chk->total.drops[r] != 0)
+			printf(" %s %" PRIu64 "%s", gnio_drop_name(r), chk->total.drops[r],
+					r == GNIO_DROP_HANDLER ? " (taken by the receiver)" : "");
+	printf("%s\n", chk->dropped == 0 ? " none" : "");
+}
+
+/*
  * The low-latency path on the GPU: what its kernel's worker warp spent a
  * packet waiting for the next one and handling it (the library's figures).
  */
@@ -700,6 +716,8 @@ main(int argc, char **argv)
 		fprintf(stderr, APP ": cannot write --bbo-csv=%s\n", o.bbo);
 		ret = 1;
 	}
+	/* Every packet's fate, by reason (the receiver's own counts below say what it did with its own). */
+	gnio_pipeline_check(p, &chk);
 	/* The final state, with its pointers made for this copy. */
 	if (gnio_pipeline_state_read(p, 0, 0, st, size) != 0)
 		app_fail("%s", "cannot read the book's state");
@@ -735,6 +753,7 @@ main(int argc, char **argv)
 		memcpy(c.session, f->session, 10);
 		more = (struct itch_more){ .refused = t.refused, .unknown_type = t.unknown_type,
 			.malformed = f->malformed + t.malformed, .implausible = f->implausible };
+		memcpy(more.drops, chk.total.drops, sizeof(more.drops));
 		c.more = &more;
 		printf(APP ": %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %"
 				PRIu64 " messages, next %" PRIu64 ", %" PRIu64 " gaps (%" PRIu64
@@ -803,11 +822,11 @@ main(int argc, char **argv)
 	if (o.lines && gpu_lines_stats(p) != 0)
 		ret = 1;
 	gnio_events_counts(ev, &ec);
-	gnio_pipeline_check(p, &chk);
 	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s; "
 			"events pushed %" PRIu64 ", dropped %" PRIu64 ", drained %" PRIu64 "\n", chk.total.rx,
 			chk.total.tx, chk.dropped, chk.conserved ? "conserved" : "NOT CONSERVED",
 			chk.pools_full ? "full" : "NOT FULL", ec.pushed, ec.dropped, ec.drained);
+	drops_print(&chk);
 	if (!chk.conserved || !chk.pools_full || ec.dropped != 0 || ec.pending != 0)
 		ret = 1;
 	if (o.ev_port != 0) {

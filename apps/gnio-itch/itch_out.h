@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <gnio/gnio_verdict.h>
+
 #include "itch_book.h"
 
 #define ITCH_MAX_SHARDS_OUT 64u   /* shards itch_write_json() prints at most */
@@ -14,6 +16,14 @@
 /* gnio-itch's own counts beyond gnio-itchgen's (README.md's table of counters). */
 struct itch_more {
 	uint64_t refused, unknown_type, malformed, implausible;
+	uint64_t drops[GNIO_DROP_MAX];   /* the packets the pipeline dropped, by reason (gnio_verdict.h) */
+};
+
+/* The names of the drop reasons (gnio_drop_name()'s, made here from the same list). */
+static const char *const itch_drop_names[GNIO_DROP_MAX] = {
+#define ITCH_X_NAME(e, n, h) #n,
+	GNIO_DROP_REASONS(ITCH_X_NAME)
+#undef ITCH_X_NAME
 };
 
 /*
@@ -89,6 +99,12 @@ itch_write_book(FILE *f, const struct itch_book_view *v, uint32_t depth, const s
 		fprintf(f, "\"refused\": %" PRIu64 ", \"unknown_type\": %" PRIu64 ", \"malformed\": %" PRIu64
 				", \"implausible\": %" PRIu64 ", ", c->more->refused, c->more->unknown_type, c->more->malformed,
 				c->more->implausible);
+	if (c->more != NULL) {
+		fprintf(f, "\"drops\": {");
+		for (uint32_t r = 0; r < GNIO_DROP_MAX; r++)
+			fprintf(f, "%s\"%s\": %" PRIu64, r ? ", " : "", itch_drop_names[r], c->more->drops[r]);
+		fprintf(f, "}, ");
+	}
 	fprintf(f, "\"stocks\": [");
 	for (uint32_t loc = 0; loc < ITCH_LOCATES; loc++) {
 		const struct itch_level *lv = v->levels[loc % v->nb];

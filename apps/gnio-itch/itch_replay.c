@@ -316,12 +316,6 @@ struct verdicts {
 	uint64_t sent, drops[GNIO_DROP_MAX];
 };
 
-static const char *const drop_names[GNIO_DROP_MAX] = {
-#define ITCH_X_NAME(e, n, h) #n,
-	GNIO_DROP_REASONS(ITCH_X_NAME)
-#undef ITCH_X_NAME
-};
-
 /* The counts by reason as one string: " reason N" for each one not 0 (the handler's: applied, held or skipped). */
 static const char *
 verdicts_str(const struct verdicts *v, char *buf, size_t len)
@@ -331,7 +325,7 @@ verdicts_str(const struct verdicts *v, char *buf, size_t len)
 	buf[0] = '\0';
 	for (uint32_t r = 0; r < GNIO_DROP_MAX && at < len; r++)
 		if (v->drops[r] != 0)
-			at += (size_t)snprintf(buf + at, len - at, "%s %s %" PRIu64, at ? "," : "", drop_names[r],
+			at += (size_t)snprintf(buf + at, len - at, "%s %s %" PRIu64, at ? "," : "", itch_drop_names[r],
 					v->drops[r]);
 	return buf;
 }

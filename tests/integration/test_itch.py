@@ -15,6 +15,7 @@ before gnio-itch (compute-sanitizer ...)."""
 import argparse
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -261,6 +262,9 @@ def bad_sums(d, ck):
              "3,4,3000,1000050,50,1000100,100\n" and got.get("duplicates") == 0 and got.get("messages") == 3,
              "bad checksums dropped before the receiver, the real packets applied, no UDP checksum taken "
              "(exit %d, events %r, %s)" % (r.returncode, bbo, {k: got.get(k) for k in ("messages", "duplicates")}))
+    ck.check(" bad_csum 2" in r.stdout and got.get("drops", {}).get("bad_csum") == 2,
+             "bad checksums counted as their own reason, in the summary and the book file: %s %s" % (
+                 [l for l in r.stdout.splitlines() if "by reason" in l], got.get("drops")))
 
 
 def inject(d, name, pcap, after, frames):
@@ -344,6 +348,33 @@ def replay_agrees(d, ck):
              "gnio-itch-replay: the other session's packet, the datagram cut short and the VLAN frame counted, "
              "the reference's book (%s)" % {k: (want.get(k), b2.get(k)) for k in want if k != "stocks" and
                                             want.get(k) != b2.get(k)})
+
+
+def vlan(d, ck):
+    """Issue 54 item 11: gnio-itch never printed its drops by reason: a VLAN-tagged feed said "received 5 =
+    transmitted 0 + dropped 5" and no reason. Each reason is printed (and in the book file)."""
+    frames = [bytes(frame(mold(1 + i, [m_add(5, 1 + i, b"B", 100, 1000 + i, 1)]))) for i in range(5)]
+    pcap = write_feed(d, "vlan", [f[:12] + b"\x81\x00\x00\x07" + f[12:] for f in frames])
+    r, out = itch(d, "vlan", pcap, "--duration", "3")
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    ck.check(r.returncode == 0 and "dropped by reason: not_handled 5\n" in r.stdout and
+             got.get("drops", {}).get("not_handled") == 5 and got.get("messages") == 0,
+             "a VLAN-tagged feed: its 5 packets dropped as not handled, said so (exit %d: %s)" % (
+                 r.returncode, [l for l in r.stdout.splitlines() if "dropped" in l]))
+
+
+def drops_add_up(ck):
+    """Every run's drops by reason add up to what it dropped (queue-full drops and every other reason shown)."""
+    bad = []
+    for name, out in RUNS:
+        total = re.search(r"received \d+ = transmitted \d+ \+ dropped (\d+)", out)
+        why = re.search(r"dropped by reason:(.*)", out)
+        if total is None:
+            continue
+        shown = sum(int(n) for n in re.findall(r" [a-z_]+ (\d+)", why.group(1))) if why else -1
+        if shown != int(total.group(1)):
+            bad.append((name, total.group(0), why.group(0) if why else None))
+    ck.check(not bad, "every run's drops by reason add up to its drops: %s" % bad[:3])
 
 
 def gap_at_end(d, ck, a):
@@ -522,7 +553,9 @@ def main():
     bad_sums(d, ck)
     stray(d, ck)
     replay_agrees(d, ck)
+    vlan(d, ck)
     gap_at_end(d, ck, a)
+    drops_add_up(ck)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
     lost = [n for n, out in RUNS if "TURNS LOST" in out]
     ck.check(not lost, "the worker warps' turns, none lost (%s)" % lost)
