@@ -519,8 +519,8 @@ itch_level_add_to(struct itch_book *b, uint32_t l, const struct itch_level *had,
 
 /* What itch_decode() made of a message. */
 #define ITCH_MSG_OK 0u
-#define ITCH_MSG_UNKNOWN 1u       /* no bytes, or not a type of ITCH 5.0 */
-#define ITCH_MSG_MALFORMED 2u     /* a known type of the wrong length, or a field the book cannot take */
+#define ITCH_MSG_UNKNOWN 1u       /* not a type of ITCH 5.0 */
+#define ITCH_MSG_MALFORMED 2u     /* no bytes, a known type of the wrong length, or a field the book cannot take */
 
 /*
  * A message, decoded: what the book needs of it, so that the parsing (any
@@ -544,7 +544,7 @@ struct itch_msg {
  * Decode message @p m of @p n bytes into @p d. Each field's place is worked
  * out from the type first (0: the type has none, or the message is not whole),
  * then every field read the same way: threads of a warp decoding messages of
- * different types take one path. Malformed: a known type of the wrong length,
+ * different types take one path. Malformed: no bytes, a known type of the wrong length,
  * no shares where an order's shares are added or taken (A, F, U, E, C, X), an
  * add's side neither 'B' nor 'S'.
  */
@@ -573,7 +573,7 @@ itch_decode(const uint8_t *m, uint32_t n, struct itch_msg *d)
 	d->price = at_px != 0 ? itch_be32(m + at_px) : 0;
 	d->side = ok && add ? m[19] == 'S' : 0;
 	bad = (at_sh != 0 && d->shares == 0) | (ok && add && m[19] != 'B' && m[19] != 'S');
-	d->status = len == 0 ? ITCH_MSG_UNKNOWN : ok && !bad ? ITCH_MSG_OK : ITCH_MSG_MALFORMED;
+	d->status = len == 0 && n != 0 ? ITCH_MSG_UNKNOWN : ok && !bad ? ITCH_MSG_OK : ITCH_MSG_MALFORMED;
 }
 
 /*

@@ -377,6 +377,19 @@ def drops_add_up(ck):
     ck.check(not bad, "every run's drops by reason add up to its drops: %s" % bad[:3])
 
 
+def empty_message(d, ck):
+    """Issue 54 item 12: a message of no bytes was counted an unknown type; it is malformed (an unknown
+    type byte stays unknown_type)."""
+    msgs = [b"", b"Z" + bytes(11), m_add(6, 1, b"B", 100, 1000, 1)]
+    pcap = write_feed(d, "empty", [frame(mold(1, msgs)), frame(mold(4, [], count=0xFFFF))])
+    r, out = itch(d, "empty", pcap)
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    ck.check(r.returncode == 0 and got.get("malformed") == 1 and got.get("unknown_type") == 1 and
+             got.get("messages") == 1 and open(out["bbo"]).read() == "3,6,1,1000,100,0,0\n",
+             "a message of no bytes: malformed, an unknown type: unknown_type (exit %d, %s)" % (
+                 r.returncode, {k: got.get(k) for k in ("messages", "malformed", "unknown_type")}))
+
+
 def gap_at_end(d, ck, a):
     """A gap at the end of a feed (a packet in 500 left out, no re-request server): the gap timer
     gives it up without another packet to come, so --exit-at-end exits with every message of the feed
@@ -554,6 +567,7 @@ def main():
     stray(d, ck)
     replay_agrees(d, ck)
     vlan(d, ck)
+    empty_message(d, ck)
     gap_at_end(d, ck, a)
     drops_add_up(ck)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).

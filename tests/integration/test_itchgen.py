@@ -112,8 +112,8 @@ def malformed(d, ck, *args):
     # (gnio-itch's receiver: the messages a cut packet did not hold are a gap, given up at the end: 3-7, 10)
     ck.check(r.returncode == 3 and "6 messages lost" in r.stdout, "malformed packets: replay exit 3, 6 messages "
              "lost: %s" % r.stderr)
-    ck.check("unknown type 2" in r.stdout and "malformed 5" in r.stdout,
-             "counted: 2 unknown types (zero length, Z), 5 malformed (a wrong length, a count and "
+    ck.check("unknown type 1" in r.stdout and "malformed 6" in r.stdout,
+             "counted: 1 unknown type (Z), 6 malformed (zero length, a wrong length, a count and "
              "two lengths beyond the packet, a cut header)")
     ck.check(bbo.count("\n") == 2 and book.get("stocks", [{}])[0].get("orders") == 0,
              "the good add and delete applied around them: %r" % bbo)
