@@ -1110,7 +1110,7 @@ itch_b_rebuild_clear(struct itch_bctx *c, uint32_t tid, uint32_t nt)
 GNIO_HD static inline uint32_t
 itch_batch_cap(const struct itch_pbook *b, const struct itch_msg *m, uint32_t n)
 {
-	uint32_t room_o = b->order_cap - 1 - b->live_orders, room_l = b->level_cap - b->live_levels;
+	uint32_t room_o = b->order_cap - b->live_orders, room_l = b->level_cap - b->live_levels;
 	uint32_t room = room_o < room_l ? room_o : room_l, adds = 0, k;
 
 	if (n > ITCH_B_TOTAL)

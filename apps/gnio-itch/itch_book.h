@@ -4,11 +4,12 @@
  * order, full depth, every stock locate, written once for the CPU and the GPU
  * (GNIO_HD, no allocation, no library call). The caller gives the memory
  * (itch_book_bytes() of it, zeroed) and the capacities: live orders and price
- * levels, each a power of two. A full table counts book_full and refuses the
- * add; nothing is ever read outside a message or the tables.
+ * levels, each a power of two, each held in full. A full book counts book_full
+ * and refuses the add; nothing is ever read outside a message or the tables.
  *
  * Orders: an open-addressing table keyed by stock locate and order reference
- * (hashed by the reference; linear probing, deletion by backward shift): an
+ * (twice as many slots as orders held: probes stay short in a full book;
+ * hashed by the reference; linear probing, deletion by backward shift): an
  * execute, cancel, delete or replace names an order of the message's stock.
  * An order keeps its stock and side: finding it says where its stock's best
  * levels are without reading its level first. Price levels: a pool, an index keyed by (stock,
@@ -128,8 +129,8 @@ struct itch_event {
 };
 
 struct itch_book {
-	struct itch_order *orders;   /* [order_cap] */
-	uint32_t order_cap;
+	struct itch_order *orders;   /* [2 * order_cap] slots: never more than half of them live */
+	uint32_t order_cap;          /* live orders held at most (of all shards) */
 	struct itch_level *levels;   /* [level_cap] pool */
 	uint32_t *lindex;            /* [2 * level_cap] index slots: pool entry or ITCH_NONE */
 	uint32_t level_cap;
@@ -153,7 +154,7 @@ struct itch_book {
 GNIO_HD static inline uint64_t
 itch_book_table_bytes(uint32_t order_cap, uint32_t level_cap)
 {
-	return (uint64_t)order_cap * sizeof(struct itch_order) +
+	return 2 * (uint64_t)order_cap * sizeof(struct itch_order) +
 		(uint64_t)level_cap * (sizeof(struct itch_level) + 2 * sizeof(uint32_t));
 }
 
@@ -174,13 +175,13 @@ itch_book_init_tables(struct itch_book *b, void *mem, uint32_t order_cap, uint32
 	uint8_t *p = (uint8_t *)mem;
 
 	b->orders = (struct itch_order *)p;
-	p += (uint64_t)order_cap * sizeof(struct itch_order);
+	p += 2 * (uint64_t)order_cap * sizeof(struct itch_order);
 	b->levels = (struct itch_level *)p;
 	p += (uint64_t)level_cap * sizeof(struct itch_level);
 	b->lindex = (uint32_t *)p;
 	b->order_cap = order_cap;
 	b->level_cap = level_cap;
-	for (uint32_t i = 0; i < order_cap; i++)
+	for (uint32_t i = 0; i < 2 * order_cap; i++)
 		b->orders[i].used = 0;
 	for (uint32_t i = 0; i < 2 * level_cap; i++)
 		b->lindex[i] = ITCH_NONE;
@@ -243,9 +244,9 @@ itch_shift(uint32_t i, uint32_t j, uint32_t k)
 GNIO_HD static inline uint32_t
 itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 {
-	uint32_t m = b->order_cap - 1;
+	uint32_t m = 2 * b->order_cap - 1;
 
-	for (uint32_t i = itch_hash64(ref) & m, n = 0; n < b->order_cap; i = (i + 1) & m, n++) {
+	for (uint32_t i = itch_hash64(ref) & m, n = 0; n <= m; i = (i + 1) & m, n++) {
 		if (!b->orders[i].used)
 			return ITCH_NONE;
 		if (b->orders[i].ref == ref && b->orders[i].locate == locate)
@@ -256,19 +257,19 @@ itch_order_find(const struct itch_book *b, uint64_t ref, uint32_t locate)
 
 /*
  * itch_order_find() given its first probe already read: @p first, the order
- * in slot @p i (itch_hash64(@p ref) & (order_cap - 1)). The same answer.
+ * in slot @p i (itch_hash64(@p ref) & (2 * order_cap - 1)). The same answer.
  */
 GNIO_HD static inline uint32_t
 itch_order_find_at(const struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t i,
 		const struct itch_order *first)
 {
-	uint32_t m = b->order_cap - 1;
+	uint32_t m = 2 * b->order_cap - 1;
 
 	if (!first->used)
 		return ITCH_NONE;
 	if (first->ref == ref && first->locate == locate)
 		return i;
-	for (uint32_t n = 1; n < b->order_cap; n++) {
+	for (uint32_t n = 1; n <= m; n++) {
 		i = (i + 1) & m;
 		if (!b->orders[i].used)
 			return ITCH_NONE;
@@ -286,7 +287,7 @@ itch_order_find_at(const struct itch_book *b, uint64_t ref, uint32_t locate, uin
 GNIO_HD static inline void
 itch_order_remove_at(struct itch_book *b, uint32_t i, const struct itch_order *next)
 {
-	uint32_t m = b->order_cap - 1, j = (i + 1) & m;
+	uint32_t m = 2 * b->order_cap - 1, j = (i + 1) & m;
 	struct itch_order cur = *next;
 
 	while (cur.used) {
@@ -304,7 +305,7 @@ itch_order_remove_at(struct itch_book *b, uint32_t i, const struct itch_order *n
 GNIO_HD static inline void
 itch_order_remove(struct itch_book *b, uint32_t i)
 {
-	struct itch_order next = b->orders[(i + 1) & (b->order_cap - 1)];
+	struct itch_order next = b->orders[(i + 1) & (2 * b->order_cap - 1)];
 
 	itch_order_remove_at(b, i, &next);
 }
@@ -588,7 +589,7 @@ GNIO_HD static inline void
 itch_add_at(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, uint32_t shares, uint32_t price,
 		uint32_t found, const struct itch_look *lk, int own, struct itch_top *top)
 {
-	uint32_t m = b->order_cap - 1, lm = 2 * b->level_cap - 1, i, l, s, held;
+	uint32_t m = 2 * b->order_cap - 1, lm = 2 * b->level_cap - 1, i, l, s, held;
 	uint64_t key = itch_level_key(locate, side, price);
 	struct itch_level v = { 0 };
 
@@ -596,7 +597,7 @@ itch_add_at(struct itch_book *b, uint64_t ref, uint32_t locate, uint32_t side, u
 		b->refused++;           /* (no shares: itch_decode() makes it malformed first) */
 		return;
 	}
-	if (b->live_orders + b->other_orders + 1 >= b->order_cap) {
+	if (b->live_orders + b->other_orders >= b->order_cap) {
 		b->book_full++;
 		return;
 	}
@@ -724,7 +725,7 @@ itch_event_fill(struct itch_event *ev, const struct itch_msg *d, uint64_t seq, u
 GNIO_HD static inline int
 itch_apply_msg(struct itch_book *b, const struct itch_msg *d, uint64_t seq, struct itch_event *ev)
 {
-	uint32_t locate = d->locate, om = b->order_cap - 1, lm = 2 * b->level_cap - 1, o, side, h0, h1;
+	uint32_t locate = d->locate, om = 2 * b->order_cap - 1, lm = 2 * b->level_cap - 1, o, side, h0, h1;
 	uint64_t px0, sh0;
 	struct itch_level had = { 0 }, v0 = { 0 }, v1 = { 0 };
 	struct itch_look lk;
@@ -849,7 +850,7 @@ GNIO_HD static inline void
 itch_book_prefetch(const struct itch_book *b, const uint8_t *m, uint32_t n)
 {
 #ifndef __CUDA_ARCH__
-	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0, om = b->order_cap - 1, locate, side;
+	uint32_t len = n != 0 ? itch_msg_len(m[0]) : 0, om = 2 * b->order_cap - 1, locate, side;
 
 	if (len == 0 || len != n)
 		return;
@@ -901,7 +902,7 @@ itch_book_prefetch2(const struct itch_book *b, const uint8_t *m, uint32_t n)
 	if (m[0] != 'E' && m[0] != 'C' && m[0] != 'X' && m[0] != 'D' && m[0] != 'U')
 		return;
 	ref = itch_be64(m + 11);
-	i = itch_hash64(ref) & (b->order_cap - 1);
+	i = itch_hash64(ref) & (2 * b->order_cap - 1);
 	if (b->orders[i].used && b->orders[i].ref == ref)
 		__builtin_prefetch(&b->levels[b->orders[i].level]);
 #else

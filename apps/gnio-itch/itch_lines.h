@@ -255,14 +255,14 @@ itch_ll_adds(const struct itch_llp *pp)
  * Lane 0, step 3: can each shard go on its own lane? Only when no add of the
  * packet (@p adds of them, itch_ll_adds()) can be refused, however they
  * interleave: the live orders and levels of every shard plus all its adds
- * stay below the capacities (the check of itch_add_at() and itch_level_get_at()
+ * stay within the capacities (the check of itch_add_at() and itch_level_get_at()
  * then never fires).
  */
 GNIO_HD static inline void
 itch_ll_plan(const struct itch_feed *f, struct itch_llp *pp, uint32_t adds)
 {
-	pp->par = (uint64_t)f->live_orders + adds + 1 < f->book[0].order_cap &&
-		(uint64_t)f->live_levels + adds < f->book[0].level_cap;
+	pp->par = (uint64_t)f->live_orders + adds <= f->book[0].order_cap &&
+		(uint64_t)f->live_levels + adds <= f->book[0].level_cap;
 }
 
 /*

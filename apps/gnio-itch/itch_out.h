@@ -160,7 +160,7 @@ itch_write_json(FILE *f, const struct itch_book *sh, uint32_t nb, uint32_t depth
 		const struct itch_book *b = &sh[s];
 
 		levels[s] = b->levels;
-		for (uint32_t i = 0; i < b->order_cap; i++)
+		for (uint32_t i = 0; i < 2 * b->order_cap; i++)
 			if (b->orders[i].used)
 				per[b->orders[i].locate]++;
 		v.messages += b->messages;

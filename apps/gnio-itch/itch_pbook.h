@@ -442,7 +442,7 @@ itch_pb_add(struct itch_pbook *b, uint64_t ref, uint32_t locate, uint32_t side, 
 		b->refused++;
 		return;
 	}
-	if (b->live_orders + 1 >= b->order_cap) {
+	if (b->live_orders >= b->order_cap) {
 		b->book_full++;
 		return;
 	}

@@ -103,7 +103,7 @@ check_book(const struct itch_book *b)
 	uint32_t used = 0, free_n = 0, live = 0;
 	uint64_t shares[LEVELS] = { 0 }, orders[LEVELS] = { 0 };
 
-	for (uint32_t i = 0; i < ORDERS; i++) {
+	for (uint32_t i = 0; i < 2 * ORDERS; i++) {
 		const struct itch_order *o = &b->orders[i];
 
 		if (!o->used)

@@ -495,6 +495,12 @@ def main():
             ck.check(not a.lines or (len(one_lane) == 1 and " (0 of them by one lane" not in one_lane[0] and
                                      " 0 packets applied by the lanes" not in one_lane[0]),
                      "%s: --lines: some packets by one lane, some by the lanes: %s" % (" ".join(small), one_lane))
+            # (Issue 54 item 10: --orders N held N - 1 orders; what the options say is what is held.)
+            held = (sum(x["orders"] for x in b1.get("stocks", [])), sum(len(x["bids"]) + len(x["asks"])
+                                                                     for x in b1.get("stocks", [])))
+            ck.check(held[0] == int(small[1]) or held[1] == int(small[3]),
+                     "%s: a full table holds what the option says (%d orders, %d levels held at the end)" % (
+                         " ".join(small), held[0], held[1]))
             ck.check(ran and b1.get("book_full", 0) > 0 and b1 == b2 and same,
                      "%s%s: book_full %s, the same events and book split as whole (exit %d, %d: %s; events "
                      "first differ: %s; counts: %s)" % (
