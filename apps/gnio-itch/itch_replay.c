@@ -12,7 +12,10 @@
  * the pcap's end (the pcap holds what fills it, or nothing), then given up
  * as gnio-itch's gap timer gives it up, its messages lost, those held after
  * it applied. Writes the BBO events and the final book in gnio-itchgen's
- * formats; exit 3 when messages were lost (the book is incomplete).
+ * formats. Exit 0; 2 for a bad option or input (one line); 1 when an output
+ * could not be written; 3 when messages were lost (the book is incomplete).
+ * The pcap: Ethernet frames, little- or big-endian, micro- or nanosecond
+ * times (what gnio-itch's net_pcap port reads).
  * --batch: the GPU path's book instead (itch_batch.h: the receiver's messages
  * applied in chunks by the phases the GPU runs, here one after another on the
  * CPU, each phase's items in a shuffled order), for the same files;
@@ -49,21 +52,49 @@ struct opts {
 	uint64_t max_gap;
 };
 
+#define USAGE "usage: gnio-itch-replay PCAP [--udp-port N] [--bbo-csv F] [--book-json F] [--depth N] " \
+	"[--orders N] [--levels N] [--max-gap N] [--batch] [--batch-shards N] [--lines N]"
+
+/* One line on stderr, then exit @p code (2: a bad option or input; 1: an output not written). */
+static void
+die(int code, const char *what, const char *arg)
+{
+	fprintf(stderr, "gnio-itch-replay: %s%s\n", what, arg != NULL ? arg : "");
+	exit(code);
+}
+
 static void
 fail(const char *what, const char *arg)
 {
-	fprintf(stderr, "gnio-itch-replay: %s%s\n", what, arg != NULL ? arg : "");
-	exit(2);
+	die(2, what, arg);
+}
+
+/* Option @p name's value @p v: a decimal whole number in @p lo .. @p hi, else exit 2. */
+static uint64_t
+number(const char *name, const char *v, uint64_t lo, uint64_t hi)
+{
+	char *end, msg[160];
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || x < lo || x > hi) {
+		snprintf(msg, sizeof(msg), "%s=%s: a whole number, %" PRIu64 " .. %" PRIu64, name, v, lo, hi);
+		fail(msg, NULL);
+	}
+	return x;
 }
 
 static uint32_t
 pow2_arg(const char *name, const char *v)
 {
-	char *end;
-	unsigned long x = strtoul(v, &end, 0);
+	uint64_t x = number(name, v, 2, 1u << 30);
+	char msg[160];
 
-	if (*end != '\0' || x < 2 || x > (1ul << 30) || (x & (x - 1)) != 0)
-		fail(name, ": a power of two, 2 .. 2^30");
+	if ((x & (x - 1)) != 0) {
+		snprintf(msg, sizeof(msg), "%s=%s: a power of two, 2 .. 2^30", name, v);
+		fail(msg, NULL);
+	}
 	return (uint32_t)x;
 }
 
@@ -74,6 +105,10 @@ parse(int argc, char **argv, struct opts *o)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			printf(USAGE "\n");
+			exit(0);
+		}
 		if (a[0] != '-') {
 			if (o->pcap != NULL)
 				fail("one pcap only: ", a);
@@ -84,45 +119,36 @@ parse(int argc, char **argv, struct opts *o)
 			o->batch = o->batch ? o->batch : 1;
 			continue;
 		}
+		if (strcmp(a, "--udp-port") != 0 && strcmp(a, "--bbo-csv") != 0 && strcmp(a, "--book-json") != 0 &&
+				strcmp(a, "--depth") != 0 && strcmp(a, "--orders") != 0 && strcmp(a, "--levels") != 0 &&
+				strcmp(a, "--max-gap") != 0 && strcmp(a, "--lines") != 0 && strcmp(a, "--batch-shards") != 0)
+			fail("unknown option (see --help): ", a);
 		if (v == NULL)
 			fail("a value is missing after ", a);
 		i++;
 		if (strcmp(a, "--udp-port") == 0)
-			o->port = (uint32_t)strtoul(v, NULL, 0);
+			o->port = (uint32_t)number(a, v, 1, 65535);
 		else if (strcmp(a, "--bbo-csv") == 0)
 			o->bbo = v;
 		else if (strcmp(a, "--book-json") == 0)
 			o->json = v;
 		else if (strcmp(a, "--depth") == 0)
-			o->depth = (uint32_t)strtoul(v, NULL, 0);
+			o->depth = (uint32_t)number(a, v, 1, 1u << 20);
 		else if (strcmp(a, "--orders") == 0)
-			o->orders = pow2_arg("--orders", v);
+			o->orders = pow2_arg(a, v);
 		else if (strcmp(a, "--levels") == 0)
-			o->levels = pow2_arg("--levels", v);
+			o->levels = pow2_arg(a, v);
 		else if (strcmp(a, "--max-gap") == 0)
-			o->max_gap = strtoull(v, NULL, 0);
-		else if (strcmp(a, "--lines") == 0) {
-			o->lines = (uint32_t)strtoul(v, NULL, 0);
-			if (o->lines == 0 || o->lines > ITCH_MAX_SHARDS)
-				fail("--lines: shards, 1 .. ", "31");
-		}
-		else if (strcmp(a, "--batch-shards") == 0) {
-			o->batch = (uint32_t)strtoul(v, NULL, 0);
-			if (o->batch == 0 || o->batch > ITCH_B_CPU_SHARDS)
-				fail("--batch-shards: 1 .. ", "16");
-		}
+			o->max_gap = number(a, v, 1, 1ull << 62);
+		else if (strcmp(a, "--lines") == 0)
+			o->lines = (uint32_t)number(a, v, 1, ITCH_MAX_SHARDS);
 		else
-			fail("unknown option ", a);
+			o->batch = (uint32_t)number(a, v, 1, ITCH_B_CPU_SHARDS);
 	}
 	if (o->pcap == NULL)
-		fail("usage: gnio-itch-replay PCAP [--udp-port N] [--bbo-csv F] [--book-json F] [--depth N] "
-				"[--orders N] [--levels N] [--max-gap N] [--batch] [--batch-shards N] [--lines N]", NULL);
+		fail(USAGE, NULL);
 	if (o->batch && o->lines)
 		fail("--batch and --lines: one book at a time", NULL);
-	if (o->depth == 0)
-		fail("--depth: at least 1", NULL);
-	if (o->max_gap == 0)
-		fail("--max-gap: at least 1", NULL);
 }
 
 /* --batch: the messages to apply, decoded, in order (the GPU path's batch). */
@@ -188,26 +214,45 @@ apply_batch(struct itch_pbook *pb, uint32_t ns, struct pending *p, struct out *o
 	free(tsc);
 }
 
+/* A pcap file as libpcap writes it: either byte order, microsecond or nanosecond times. */
+struct pcap {
+	FILE *f;
+	int big;              /* its numbers big-endian */
+	uint32_t frac_ns;     /* ns of a unit of its records' second fractions (1000 or 1) */
+};
+
 static uint32_t
-le32(const uint8_t *p)
+pcap_u32(const struct pcap *pc, const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return pc->big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3] :
+		(uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* Open the pcap (little-endian, microseconds) and --bbo-csv. */
-static FILE *
-pcap_open(const struct opts *o, struct out *out)
+/* Open the pcap (Ethernet frames, either byte order, microseconds or nanoseconds) and --bbo-csv. */
+static void
+pcap_open(const struct opts *o, struct pcap *pc, struct out *out)
 {
-	FILE *f = fopen(o->pcap, "rb");
+	static const uint8_t magic[4][4] = { { 0xd4, 0xc3, 0xb2, 0xa1 }, { 0x4d, 0x3c, 0xb2, 0xa1 },
+		{ 0xa1, 0xb2, 0xc3, 0xd4 }, { 0xa1, 0xb2, 0x3c, 0x4d } };
 	uint8_t hdr[24];
+	int k;
 
-	if (f == NULL)
+	pc->f = fopen(o->pcap, "rb");
+	if (pc->f == NULL)
 		fail("cannot open ", o->pcap);
-	if (fread(hdr, 1, 24, f) != 24 || !(hdr[0] == 0xd4 && hdr[1] == 0xc3 && hdr[2] == 0xb2 && hdr[3] == 0xa1))
-		fail("not a little-endian microsecond pcap: ", o->pcap);
+	if (fread(hdr, 1, 24, pc->f) != 24)
+		fail("not a pcap file (too short): ", o->pcap);
+	for (k = 0; k < 4 && memcmp(hdr, magic[k], 4) != 0; k++)
+		;
+	if (k == 4)
+		fail(hdr[0] == 0x0a && hdr[1] == 0x0d ? "a pcapng file, not a pcap (editcap -F pcap converts it): " :
+				"not a pcap file: ", o->pcap);
+	pc->big = k >= 2;
+	pc->frac_ns = k % 2 == 0 ? 1000 : 1;
+	if (pcap_u32(pc, hdr + 20) != 1)
+		fail("not Ethernet frames (pcap link type 1): ", o->pcap);
 	if (o->bbo != NULL && (out->bbo = fopen(o->bbo, "w")) == NULL)
-		fail("cannot write ", o->bbo);
-	return f;
+		die(1, "cannot write ", o->bbo);
 }
 
 /*
@@ -215,15 +260,20 @@ pcap_open(const struct opts *o, struct out *out)
  * its time in *@p ns: 1, or 0 at the end.
  */
 static int
-pcap_next(FILE *f, const struct opts *o, uint8_t *pkt, size_t cap, uint32_t *len, uint64_t *ns)
+pcap_next(const struct pcap *pc, const struct opts *o, uint8_t *pkt, size_t cap, uint32_t *len, uint64_t *ns)
 {
 	uint8_t rec[16];
+	size_t got = fread(rec, 1, 16, pc->f);
 
-	if (fread(rec, 1, 16, f) != 16)
+	if (got == 0)
 		return 0;
-	*ns = (uint64_t)le32(rec) * 1000000000ull + (uint64_t)le32(rec + 4) * 1000ull;
-	*len = le32(rec + 8);
-	if (*len > cap || fread(pkt, 1, *len, f) != *len)
+	if (got != 16)
+		fail("a cut record header at the end of ", o->pcap);
+	*ns = (uint64_t)pcap_u32(pc, rec) * 1000000000ull + (uint64_t)pcap_u32(pc, rec + 4) * pc->frac_ns;
+	*len = pcap_u32(pc, rec + 8);
+	if (*len > cap)
+		fail("a record longer than 65536 bytes in ", o->pcap);
+	if (fread(pkt, 1, *len, pc->f) != *len)
 		fail("a cut record in ", o->pcap);
 	return 1;
 }
@@ -345,7 +395,7 @@ main(int argc, char **argv)
 	uint64_t rnd = 1, ns, frames = 0, messages, live, refused, malformed, lost;
 	uint32_t len;
 	char why[512];
-	FILE *pf;
+	struct pcap pf;
 	struct timespec t0, t1;
 	double sec;
 	void *mem = NULL;
@@ -361,9 +411,9 @@ main(int argc, char **argv)
 			fail("out of memory for the book", NULL);
 		itch_pb_init(&pb, mem, o.orders, o.levels, &f->book[0]);
 	}
-	pf = pcap_open(&o, &out);
+	pcap_open(&o, &pf, &out);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (pcap_next(pf, &o, pkt, sizeof(pkt), &len, &ns)) {
+	while (pcap_next(&pf, &o, pkt, sizeof(pkt), &len, &ns)) {
 		struct gnio_pkt pk = { .data = pkt, .len = len, .pkt_len = len };
 		uint16_t v;
 
@@ -387,9 +437,9 @@ main(int argc, char **argv)
 		apply_batch(&pb, o.batch, &pend, &out);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	fclose(pf);
+	fclose(pf.f);
 	if (out.bbo != NULL && fclose(out.bbo) != 0)
-		fail("cannot write ", o.bbo);
+		die(1, "cannot write ", o.bbo);
 	itch_feed_totals(f, &t);
 	messages = o.batch ? pb.messages : t.messages;
 	live = o.batch ? pb.live_orders : t.live_orders;
@@ -401,13 +451,13 @@ main(int argc, char **argv)
 		FILE *j = fopen(o.json, "w");
 
 		if (j == NULL)
-			fail("cannot write ", o.json);
+			die(1, "cannot write ", o.json);
 		memcpy(c.session, f->session, 10);
 		if ((o.batch ? itch_write_pjson(j, &pb, o.depth, &c) : itch_write_json(j, f->book, f->nb_shards, o.depth,
 				&c)) != 0)
 			fail("out of memory", NULL);
 		if (fclose(j) != 0)
-			fail("cannot write ", o.json);
+			die(1, "cannot write ", o.json);
 	}
 	printf("gnio-itch-replay: %" PRIu64 " frames: %" PRIu64 " re-requests to send, dropped:%s\n", frames, vd.sent,
 			verdicts_str(&vd, why, sizeof(why)));
@@ -429,7 +479,7 @@ main(int argc, char **argv)
 		printf("gnio-itch-replay: the book is incomplete: %" PRIu64 " messages lost\n", f->lost);
 	/* (Every event drained after its packet: none may have been refused.) */
 	if (ev_dropped != 0 || f->events_dropped != 0)
-		fail("events refused by the channel: more than a packet makes", NULL);
+		die(1, "events refused by the channel: more than a packet makes", NULL);
 	lost = f->lost;
 	free(mem);
 	free(pend.m);

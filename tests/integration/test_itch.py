@@ -390,6 +390,48 @@ def empty_message(d, ck):
                  r.returncode, {k: got.get(k) for k in ("messages", "malformed", "unknown_type")}))
 
 
+def pcap_variant(src, dst, ns=False, big=False):
+    """@src (a little-endian microsecond pcap) rewritten as another pcap format of the same frames."""
+    data, out, at = open(src, "rb").read(), bytearray(), 24
+    e = ">" if big else "<"
+    _, major, minor, zone, sig, snap, link = struct.unpack("<IHHiIII", data[:24])
+    out += struct.pack(e + "IHHiIII", 0xa1b23c4d if ns else 0xa1b2c3d4, major, minor, zone, sig, snap, link)
+    while at < len(data):
+        sec, frac, incl, orig = struct.unpack("<IIII", data[at:at + 16])
+        out += struct.pack(e + "IIII", sec, frac * 1000 if ns else frac, incl, orig) + data[at + 16:at + 16 + incl]
+        at += 16 + incl
+    open(dst, "wb").write(out)
+
+
+def replay_cli(d, ck):
+    """Issue 54 item 14 (gnio-itch-replay): --help said "a value is missing", a nanosecond pcap (which
+    gnio-itch reads) was refused. --help prints the usage (exit 0); a bad option is one line, exit 2;
+    nanosecond and big-endian pcaps give the same files as the microsecond one."""
+    r = subprocess.run([REPLAY, "--help"], capture_output=True, text=True)
+    ck.check(r.returncode == 0 and r.stdout.startswith("usage: gnio-itch-replay PCAP") and r.stderr == "",
+             "gnio-itch-replay --help: the usage, exit 0 (exit %d: %r)" % (r.returncode, (r.stdout + r.stderr)[:200]))
+    ref = gen(d, "formats")
+    for args in ([], [ref["pcap"], "--depth"], [ref["pcap"], "--depth", "x"], [ref["pcap"], "--udp-port", "70000"],
+                 [ref["pcap"], "--orders", "3"], [ref["pcap"], "--lines", "40"], [ref["pcap"], "--bogus"],
+                 ["/nonexistent.pcap"], [ref["book"]], [ref["pcap"], "--batch", "--lines", "3"]):
+        r = subprocess.run([REPLAY] + args, capture_output=True, text=True)
+        ck.check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("gnio-itch-replay: "),
+                 "gnio-itch-replay %s: exit 2 with one line (exit %d: %r)" % (" ".join(args[1:]) or "(none)",
+                                                                              r.returncode, r.stderr[-200:]))
+    r0, bbo0, book0 = replay(d, "fmt-us", ref["pcap"])
+    for ns, big in ((True, False), (False, True), (True, True)):
+        name = "fmt-%s-%s" % ("ns" if ns else "us", "be" if big else "le")
+        pcap_variant(ref["pcap"], os.path.join(d, name + ".pcap"), ns, big)
+        r, bbo, book = replay(d, name, os.path.join(d, name + ".pcap"))
+        ck.check(r0.returncode == 0 and r.returncode == 0 and bbo == bbo0 == open(ref["bbo"]).read() and
+                 book == book0, "gnio-itch-replay on a %s pcap: the same files (exit %d: %s)" % (
+                     name, r.returncode, r.stderr.strip()))
+    # (gnio-itch's net_pcap port reads the nanosecond one too: the same events.)
+    r, out = itch(d, "fmt-ns", os.path.join(d, "fmt-ns-le.pcap"))
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == open(ref["bbo"]).read(),
+             "gnio-itch on the nanosecond pcap: the reference's events (exit %d)" % r.returncode)
+
+
 def gap_at_end(d, ck, a):
     """A gap at the end of a feed (a packet in 500 left out, no re-request server): the gap timer
     gives it up without another packet to come, so --exit-at-end exits with every message of the feed
@@ -574,6 +616,7 @@ def main():
     replay_agrees(d, ck)
     vlan(d, ck)
     empty_message(d, ck)
+    replay_cli(d, ck)
     gap_at_end(d, ck, a)
     drops_add_up(ck)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
