@@ -169,7 +169,10 @@ parse(int argc, char **argv, struct opts *o)
 					"[--local IP:PORT] [--gap-timeout-ms N] [--max-gap N] [--exit-at-end] [--duration S] "
 					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
 					"[--max-pending N] [--shards N] [--rx-pps N] [--backpressure] "
-					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N] [--item-pkts N]\n");
+					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N] [--item-pkts N]\n"
+					"exit status: 0 the whole feed in the book; 1 a failure (the pipeline, an output, "
+					"packets or events not accounted for); 2 a bad option or no start; 3 the book "
+					"incomplete (messages lost)\n");
 			exit(0);
 		default:
 			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
@@ -719,9 +722,10 @@ main(int argc, char **argv)
 	/* Every packet's fate, by reason (the receiver's own counts below say what it did with its own). */
 	gnio_pipeline_check(p, &chk);
 	/* The final state, with its pointers made for this copy. */
-	if (gnio_pipeline_state_read(p, 0, 0, st, size) != 0)
-		app_fail("%s", "cannot read the book's state");
-	{
+	if (gnio_pipeline_state_read(p, 0, 0, st, size) != 0) {
+		fprintf(stderr, APP ": cannot read the book's state\n");
+		ret = 1;
+	} else {
 		struct itch_feed *f = &st->feed;
 		intptr_t d = (intptr_t)((uintptr_t)f - ((uintptr_t)gnio_pipeline_state(p, 0) +
 				offsetof(struct itch_state, feed)));
@@ -752,7 +756,8 @@ main(int argc, char **argv)
 		}
 		memcpy(c.session, f->session, 10);
 		more = (struct itch_more){ .refused = t.refused, .unknown_type = t.unknown_type,
-			.malformed = f->malformed + t.malformed, .implausible = f->implausible };
+			.malformed = f->malformed + t.malformed, .implausible = f->implausible,
+			.heartbeats = f->heartbeats, .rerequests = f->rerequests, .other_session = f->other_session };
 		memcpy(more.drops, chk.total.drops, sizeof(more.drops));
 		c.more = &more;
 		printf(APP ": %" PRIu64 " packets (%" PRIu64 " heartbeats, %" PRIu64 " duplicates), %"

@@ -15,7 +15,7 @@
 
 /* gnio-itch's own counts beyond gnio-itchgen's (README.md's table of counters). */
 struct itch_more {
-	uint64_t refused, unknown_type, malformed, implausible;
+	uint64_t refused, unknown_type, malformed, implausible, heartbeats, rerequests, other_session;
 	uint64_t drops[GNIO_DROP_MAX];   /* the packets the pipeline dropped, by reason (gnio_verdict.h) */
 };
 
@@ -97,8 +97,9 @@ itch_write_book(FILE *f, const struct itch_book_view *v, uint32_t depth, const s
 			c->gaps, c->lost, v->unknown_ref, v->book_full);
 	if (c->more != NULL)
 		fprintf(f, "\"refused\": %" PRIu64 ", \"unknown_type\": %" PRIu64 ", \"malformed\": %" PRIu64
-				", \"implausible\": %" PRIu64 ", ", c->more->refused, c->more->unknown_type, c->more->malformed,
-				c->more->implausible);
+				", \"implausible\": %" PRIu64 ", \"heartbeats\": %" PRIu64 ", \"rerequests\": %" PRIu64
+				", \"other_session\": %" PRIu64 ", ", c->more->refused, c->more->unknown_type, c->more->malformed,
+				c->more->implausible, c->more->heartbeats, c->more->rerequests, c->more->other_session);
 	if (c->more != NULL) {
 		fprintf(f, "\"drops\": {");
 		for (uint32_t r = 0; r < GNIO_DROP_MAX; r++)

@@ -432,6 +432,17 @@ def replay_cli(d, ck):
              "gnio-itch on the nanosecond pcap: the reference's events (exit %d)" % r.returncode)
 
 
+def exit_statuses(ck):
+    """Issue 54 item 19: gnio-itch's exit statuses were written nowhere (and SIGINT with a gap open exited
+    0: gap_at_end). --help and the README say each one: 0, 1, 2, 3 (the book incomplete)."""
+    r = subprocess.run([ITCH, "--", "--help"], capture_output=True, text=True)
+    readme = open(os.path.join(SRC, "apps", "gnio-itch", "README.md")).read()
+    rows = [l for l in readme.splitlines() if re.match(r"\| [0-3] \| ", l)]
+    ck.check(r.returncode == 0 and all(" %d " % k in r.stdout.split("exit status:")[-1] for k in range(4)) and
+             "3 the book incomplete" in r.stdout and len(rows) == 4 and "## Exit status" in readme,
+             "exit statuses 0 to 3 in --help and in the README (exit %d, %d README rows)" % (r.returncode, len(rows)))
+
+
 def gap_at_end(d, ck, a):
     """A gap at the end of a feed (a packet in 500 left out, no re-request server): the gap timer
     gives it up without another packet to come, so --exit-at-end exits with every message of the feed
@@ -617,6 +628,7 @@ def main():
     vlan(d, ck)
     empty_message(d, ck)
     replay_cli(d, ck)
+    exit_statuses(ck)
     gap_at_end(d, ck, a)
     drops_add_up(ck)
     # --lines on the GPU: the two warps' turn always handed on (none taken for lack of it).
