@@ -10,8 +10,12 @@ of messages applied at a time by blocks of threads), bit for bit the same files;
 there is no CUDA GPU. --lines: the low-latency path (each packet in flagged lines, the CPU path's
 book in 31 shards applied a shard a lane: by a warp on the GPU with cuda-kernel, by the same steps
 on the worker lcore with host), the same files again, and an add that could be refused (tables too
-small) sending a packet's messages through one lane. GNIO_ITCH_WRAP: a command put
-before gnio-itch (compute-sanitizer ...)."""
+small) sending a packet's messages through one lane. Feeds made here (issue 54): reference 0,
+sides other than B and S, bad checksums, stray sequence numbers, frames of another session, cut
+short or VLAN-tagged (gnio-itch-replay agreeing with gnio-itch), a message of no bytes, a gap at
+the feed's end and SIGINT with a gap open (exit 3); drops by reason, exit statuses, and
+gnio-itch-replay's command line and pcap formats. GNIO_ITCH_WRAP: a command put before gnio-itch
+(compute-sanitizer ...)."""
 import argparse
 import json
 import os
