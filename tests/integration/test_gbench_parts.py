@@ -4,7 +4,9 @@ whole: the ports and queues of an RX lcore count (15 lcores: 3 ports of 5 queues
 queue), dpdk-testpmd's rate summed over any number of ports, the lcores plot (against RX
 lcores, beside dpdk-testpmd) drawn from a results file, the plot against packet size only
 where there are sizes to plot against, and --repeat: each lcores point beside dpdk-testpmd
-N times in turn, each round's ratio against the dpdk-testpmd run just before it."""
+N times in turn, each round's ratio against the dpdk-testpmd run just before it; the load
+section's parts (drops by reason in the window, saturation points, rates past the list, its
+plot)."""
 import contextlib
 import importlib.machinery
 import importlib.util
@@ -132,7 +134,104 @@ def main():
         with contextlib.redirect_stderr(io.StringIO()):
             rc = gb.pool_summary([os.path.join(d, "b", "results.json")])
         ck.check(rc == 2, "--pool of no gnio-bench results: rc %d" % rc)
+    load_parts(ck, gb)
     return ck.finish()
+
+
+def load_pt(gb, rate, processed, drops=None, received=None, lines=0, p99=1.0, rc=0, conserved=True):
+    """A load point as run_gnio() and load_point() leave it."""
+    r = dict(section="load", program="gnio-testpmd", consumer="host", mem="pinned", size=64, burst=32,
+             rx_lcores=1, copy=0, mode="macswap", item_pkts=32, inline_bytes=lines, rc=rc,
+             rx_pps=int(rate * 1e6), offered_mpps=rate if received is None else received,
+             processed_mpps=processed, drops=drops or {}, drop_mpps={k: 1.0 for k in drops or {}},
+             conserved=conserved, pools_full=True, lat_p50_us=p99 / 2, lat_p99_us=p99, lat_p999_us=p99 * 2,
+             lat_items=1000, gbps_nominal=True)
+    return gb.load_point(r)
+
+
+def load_parts(ck, gb):
+    """The load section's parts: drops by reason in the window, the saturation point of each
+    configuration by its definition, the rates past the list, the plot."""
+    # tx_full in the warm-up only, ring_full 0.5 Mpps in the window.
+    out = "".join("gnio-testpmd: rx 1.00 Mpps  tx 1.00 Mpps  drop 0.50 Mpps | total rx %d tx %d dropped %d%s\n"
+                  % (t, t, d + 10, " tx_full=10" + (" ring_full=%d" % d if d else ""))
+                  for t, d in ((1000000, 0), (2000000, 500000), (3000000, 1000000), (4000000, 1500000)))
+    got = gb.window_drops(out, 1)
+    ck.check(got == {"ring_full": 0.5}, "drops by reason in the window (warm-up 1): %r" % got)
+    got = gb.window_drops(out, 0)
+    ck.check(got == {"ring_full": 0.5}, "drops by reason in the window (no warm-up): %r" % got)
+    ck.check(gb.window_drops(out[:out.index("\n") + 1], 1) == {}, "one stats line: no window")
+    r = load_pt(gb, 2.0, 1.9, received=1.9)
+    ck.check(r["offered_mpps"] == 2.0 and r["received_mpps"] == 1.9 and abs(r["not_received_mpps"] - 0.1) < 1e-9,
+             "load point's offered, received, not received: %r" % r)
+    # Carried up to 1 Mpps, then the burst queue full: saturation 1 Mpps, past it 2 Mpps.
+    a = [load_pt(gb, 0.1, 0.1), load_pt(gb, 1.0, 0.99, p99=2.0),
+         load_pt(gb, 2.0, 1.5, drops={"ring_full": 5}, p99=20.0), load_pt(gb, 5.0, 1.5, drops={"ring_full": 9},
+                                                                          p99=40.0)]
+    # Flagged lines: every rate carried (not reached); 4 RX lcores: the lowest not carried, the
+    # highest carried (not reached, the lowest listed below it); 8: no rate carried.
+    b = [load_pt(gb, x, x, lines=128) for x in (0.1, 1.0, 2.0)]
+    c = [dict(x, rx_lcores=4) for x in (load_pt(gb, 0.1, 0.05, received=0.05), load_pt(gb, 1.0, 1.0))]
+    f = [dict(x, rx_lcores=8) for x in (load_pt(gb, 0.1, 0.05, received=0.05),
+                                        load_pt(gb, 1.0, 0.5, drops={"tx_full": 3}))]
+    # Flagged lines on 2 RX lcores: 0.2 Mpps not carried between two carried rates; saturation 1.
+    g = [dict(x, rx_lcores=2) for x in (load_pt(gb, 0.1, 0.1, lines=128),
+                                        load_pt(gb, 0.2, 0.15, received=0.15, lines=128),
+                                        load_pt(gb, 1.0, 1.0, lines=128, p99=3.0),
+                                        load_pt(gb, 2.0, 1.2, received=1.2, lines=128, p99=6.0))]
+    # A point within 2 % carried; one short of it not; a point that failed or was not conserved not.
+    d = [dict(x, consumer="cuda") for x in (load_pt(gb, 1.0, 0.981), load_pt(gb, 2.0, 1.95),
+                                             load_pt(gb, 5.0, 5.0, conserved=False))]
+    e = [dict(x, consumer="cuda", rx_lcores=2) for x in (load_pt(gb, 1.0, 1.0), load_pt(gb, 2.0, 2.0))]
+    e.append(dict(section="load", program="gnio-testpmd", consumer="cuda", rx_lcores=2, item_pkts=32,
+                  inline_bytes=0, rx_pps=5000000, rc=1, error=["cannot start"]))
+    sats = {s["config"]: s for s in gb.load_saturation(a[::-1] + b + c + d + e + f + g)}
+    ck.check(sorted(sats) == ["cuda items32 x1", "cuda items32 x2", "host items32 x1", "host items32 x4",
+                              "host items32 x8", "host lines128 x1", "host lines128 x2"],
+             "load configurations: %r" % sorted(sats))
+    s = sats["host items32 x1"]
+    ck.check(s["status"] == "reached" and s["saturation_mpps"] == 1.0 and s["past"]["offered_mpps"] == 2.0
+             and s["past"]["p99_over_saturation"] == 10.0 and s["highest"]["p99_over_saturation"] == 20.0
+             and s["past"]["bound"].startswith("dropped ring_full") and s["max_processed_mpps"] == 1.5
+             and s["not_carried_below"] == [], "saturation at 1 Mpps: %r" % s)
+    s = sats["host lines128 x1"]
+    ck.check(s["status"] == "not reached" and s["saturation_mpps"] is None and "past" not in s,
+             "every rate carried: %r" % s)
+    s = sats["host items32 x4"]
+    ck.check(s["status"] == "not reached" and s["saturation_mpps"] is None and "past" not in s
+             and len(s["not_carried_below"]) == 1 and s["not_carried_below"][0]["offered_mpps"] == 0.1
+             and "did not take the offered rate" in s["not_carried_below"][0]["bound"],
+             "the lowest rate not carried, the highest carried: %r" % s)
+    s = sats["host items32 x8"]
+    ck.check(s["status"] == "no rate carried" and s["saturation_mpps"] is None and s["past"]["offered_mpps"] == 0.1
+             and s["highest"]["bound"].startswith("dropped tx_full") and s["not_carried_below"] == [],
+             "no rate carried: %r" % s)
+    s = sats["host lines128 x2"]
+    ck.check(s["status"] == "reached" and s["saturation_mpps"] == 1.0 and s["past"]["offered_mpps"] == 2.0
+             and s["past"]["p99_over_saturation"] == 2.0 and "received 1.200 of 2.000" in s["past"]["bound"]
+             and [x["offered_mpps"] for x in s["not_carried_below"]] == [0.2],
+             "a rate not carried below the saturation point: %r" % s)
+    s = sats["cuda items32 x1"]
+    ck.check(s["status"] == "reached" and s["saturation_mpps"] == 1.0 and s["past"]["offered_mpps"] == 2.0,
+             "1.95 of 2 Mpps is not carried: %r" % s)
+    s = sats["cuda items32 x2"]
+    ck.check(s["status"] == "reached" and s["saturation_mpps"] == 2.0 and
+             s["past"]["bound"] == "the run failed: cannot start", "a failed point: %r" % s)
+    ck.check(not gb.load_carried(d[2]), "a point not conserved counts as carried")
+    # Past the list: twice the highest while the highest was carried, up to the ceiling.
+    ck.check(gb.load_next_rate(b, 200) == 4.0, "next rate after 2 carried: %r" % gb.load_next_rate(b, 200))
+    ck.check(gb.load_next_rate(b, 3) == 3, "next rate capped: %r" % gb.load_next_rate(b, 3))
+    ck.check(gb.load_next_rate(b, 2) is None, "at the ceiling: %r" % gb.load_next_rate(b, 2))
+    ck.check(gb.load_next_rate(b, 0) is None, "--load-max-mpps 0: %r" % gb.load_next_rate(b, 0))
+    ck.check(gb.load_next_rate(a, 200) is None, "past saturation: %r" % gb.load_next_rate(a, 200))
+    ck.check(gb.load_next_rate(c, 200) == 2.0, "a lower rate not carried: %r" % gb.load_next_rate(c, 200))
+    with tempfile.TemporaryDirectory() as dd:
+        made = gb.plots(a + b + c + d + e + f + g, dd)
+        png = os.path.join(dd, "load.png")
+        ck.check(png in made and os.path.getsize(png) > 10000, "load.png not drawn: %r" % made)
+        ck.check(not any(m.endswith("latency-cdf.png") for m in made), "load points drawn as CDFs: %r" % made)
+        made = gb.plots([dict(x, section="latency") for x in a], dd + "/")
+        ck.check(not any(m.endswith("load.png") for m in made), "load.png drawn without the section")
 
 
 if __name__ == "__main__":
