@@ -37,6 +37,10 @@ def bad_options(ck):
             ck.check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("gnio-bench: " + opt)
                      and says in lines[0] and not os.listdir(d),
                      "%s %s: rc %d, stderr %r" % (opt, val, r.returncode, r.stderr))
+    # argparse's own errors too: one line, not the usage and the error.
+    r = subprocess.run([sys.executable, GBENCH, "--bogus"], capture_output=True, text=True, timeout=60)
+    ck.check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--bogus" in r.stderr,
+             "--bogus: rc %d, stderr %r" % (r.returncode, r.stderr))
 
 
 def main():
