@@ -84,6 +84,28 @@ def replay(pcap, d, name, *args):
     return r, open(bbo).read() if ok else "", json.load(open(js)) if ok else {}
 
 
+def reference_rules(d, ck):
+    """The reference book follows gnio-itch's rules on a NASDAQ file (--from-itch): an Add of
+    order reference 0 is an order, an Add of side X is refused (malformed); gnio-itch's receiver
+    and book (gnio-itch-replay) end with the same book."""
+    def msg(b):
+        return struct.pack(">H", len(b)) + b
+    head = struct.pack(">HH", 1, 0)
+    r_ = (b"R" + head + (1).to_bytes(6, "big") + b"GNIO    ").ljust(39, b"N")
+    a0 = b"A" + head + (2).to_bytes(6, "big") + struct.pack(">QcI8sI", 0, b"B", 100, b"GNIO    ", 1000)
+    ax = b"A" + head + (3).to_bytes(6, "big") + struct.pack(">QcI8sI", 7, b"X", 50, b"GNIO    ", 2000)
+    src, pcap, js = (os.path.join(d, "rules" + x) for x in (".itch", ".pcap", ".json"))
+    with open(src, "wb") as f:
+        f.write(msg(r_) + msg(a0) + msg(ax))
+    r = subprocess.run([sys.executable, GEN, "--from-itch", src, "--pcap", pcap, "--book-json", js],
+                       capture_output=True, text=True, timeout=60)
+    book = json.load(open(js))["stocks"] if r.returncode == 0 else []
+    ck.check(book and book[0]["bids"] == [[1000, 100, 1]] and book[0]["asks"] == [] and
+             book[0]["orders"] == 1, "reference: reference 0 booked, side X refused: %r %s" % (book, r.stderr))
+    r, _, rj = replay(pcap, d, "rules")
+    ck.check(rj.get("stocks") == book, "gnio-itch-replay's book equals the reference's: %r" % rj.get("stocks"))
+
+
 def malformed(d, ck, *args):
     """Packets a parser must not trust: each counted, nothing read past the packet."""
     def mold(seq, count, body):
@@ -270,6 +292,7 @@ def main():
     ck.check(r.returncode == 0 and "--max-payload" in r.stdout and "--book-json" in r.stdout, "--help: exit 0, "
              "the options")
     big(d, ck)
+    reference_rules(d, ck)
     with open(os.path.join(d, "junk.itch"), "wb") as f:
         f.write(struct.pack(">H", 5) + b"Zjunk")
     r, _ = gen(d, "bad", "--from-itch", os.path.join(d, "junk.itch"))
