@@ -91,12 +91,10 @@ names_list(const char *names)
 		size_t n = strcspn(s, "|");
 		PyObject *u = PyUnicode_FromStringAndSize(s, (Py_ssize_t)n);
 
-		if (u == NULL || PyList_Append(l, u) != 0) {
-			Py_XDECREF(u);
+		if (gpy_list_take(l, u) != 0) {
 			Py_DECREF(l);
 			return NULL;
 		}
-		Py_DECREF(u);
 		s += n + (s[n] == '|');
 	}
 	return l;
@@ -186,9 +184,8 @@ py_load_library(PyObject *self, PyObject *args)
 	for (unsigned int i = before; l != NULL && i < gnio_handler_count(); i++) {
 		PyObject *u = PyUnicode_FromString(gnio_handler_get(i)->name);
 
-		if (u == NULL || PyList_Append(l, u) != 0)
+		if (gpy_list_take(l, u) != 0)
 			Py_CLEAR(l);
-		Py_XDECREF(u);
 	}
 	return l;
 }

@@ -29,6 +29,12 @@ PyObject *gpy_raise(int err, const char *reason);
 /* Raise gnio.Error "what: strerror(-ret)". NULL. */
 PyObject *gpy_raise_errno(int ret, const char *what);
 
+/*
+ * Append @p e (a new reference, or NULL when making it failed) to list @p l,
+ * taking the reference. 0, or -1 with a Python error raised.
+ */
+int gpy_list_take(PyObject *l, PyObject *e);
+
 /* The EAL: started once a process with @p args (a list of str, or None after the first time). */
 int gpy_eal_up(PyObject *args);
 

@@ -56,6 +56,15 @@ gpy_raise_errno(int ret, const char *what)
 	return gpy_raise(ret < 0 ? -ret : ret, line);
 }
 
+int
+gpy_list_take(PyObject *l, PyObject *e)
+{
+	int ret = e != NULL ? PyList_Append(l, e) : -1;
+
+	Py_XDECREF(e);
+	return ret != 0 ? -1 : 0;
+}
+
 char **
 gpy_argv(PyObject *list, const char *argv0, int *argc)
 {

@@ -427,12 +427,10 @@ pools_list(const struct gnio_pool_level *pool, unsigned int nb)
 				"size", pool[i].size, "avail", pool[i].avail,
 				"in_use", pool[i].in_use, "at_start", pool[i].at_start);
 
-		if (e == NULL || PyList_Append(l, e) != 0) {
-			Py_XDECREF(e);
+		if (gpy_list_take(l, e) != 0) {
 			Py_DECREF(l);
 			return NULL;
 		}
-		Py_DECREF(e);
 	}
 	return l;
 }
@@ -482,11 +480,8 @@ pipe_stats(PyObject *self, PyObject *unused)
 				"nb_ports", st.gpu[g].nb_ports,
 				"processed", (unsigned long long)st.gpu[g].processed);
 
-		if (e == NULL || PyList_Append(l, e) != 0) {
-			Py_XDECREF(e);
+		if (gpy_list_take(l, e) != 0)
 			goto fail;
-		}
-		Py_DECREF(e);
 	}
 	l = PyList_New(0);
 	if (dset(d, "ports", l) != 0)
@@ -494,11 +489,8 @@ pipe_stats(PyObject *self, PyObject *unused)
 	for (uint16_t i = 0; i < st.nb_ports && i < nb; i++) {
 		PyObject *e = counts_dict(&ports[i]);
 
-		if (e == NULL || PyList_Append(l, e) != 0) {
-			Py_XDECREF(e);
+		if (gpy_list_take(l, e) != 0)
 			goto fail;
-		}
-		Py_DECREF(e);
 	}
 	free(ports);
 	return d;
@@ -620,12 +612,10 @@ pipe_notes(PyObject *self, PyObject *unused)
 	for (unsigned int i = 0; l != NULL && i < gnio_pipeline_nb_notes(p); i++) {
 		PyObject *u = PyUnicode_FromString(gnio_pipeline_note(p, i));
 
-		if (u == NULL || PyList_Append(l, u) != 0) {
-			Py_XDECREF(u);
+		if (gpy_list_take(l, u) != 0) {
 			Py_DECREF(l);
 			return NULL;
 		}
-		Py_DECREF(u);
 	}
 	return l;
 }
@@ -651,12 +641,10 @@ pipe_datapaths(PyObject *self, PyObject *unused)
 				"gpudirect", PyBool_FromLong(dp.gpudirect), "reason", dp.reason,
 				"gpu_id", dp.gpu_id, "gpu_name", dp.gpu_name, "pcie_distance",
 				dp.pcie_distance, "line", line);
-		if (e == NULL || PyList_Append(l, e) != 0) {
-			Py_XDECREF(e);
+		if (gpy_list_take(l, e) != 0) {
 			Py_DECREF(l);
 			return NULL;
 		}
-		Py_DECREF(e);
 	}
 	return l;
 }
