@@ -263,61 +263,12 @@ gnio_app_eal_init(const char *app, int argc, char **argv)
 void
 gnio_app_fail(const char *app, const char *fmt, const char *arg)
 {
-	fprintf(stderr, "%s: ", app);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
+	char msg[512], line[768];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	gnio_app_explain(msg, line, sizeof(line));
+	fprintf(stderr, "%s: %s\n", app, line);
 	exit(2);
-}
-
-/* Whether @p c may stand next to a field's name (a name is letters, digits, '_' and '.'). */
-static int
-app_name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		c == '_' || c == '.';
-}
-
-void
-gnio_app_conf_reason(const struct gnio_app_flag *map, const char *err, char *out, size_t len)
-{
-	size_t o = 0;
-	int prev = 0;    /* the last character copied was part of a name */
-
-	if (len == 0)
-		return;
-	while (*err != '\0' && o + 1 < len) {
-		const struct gnio_app_flag *m = map;
-		size_t n = 0;
-
-		/* A field of the map, whole: not a piece of a longer name. */
-		for (; !prev && m != NULL && m->field != NULL; m++) {
-			n = strlen(m->field);
-			if (strncmp(err, m->field, n) == 0 && !app_name_char(err[n]))
-				break;
-		}
-		if (!prev && m != NULL && m->field != NULL) {
-			int w = snprintf(out + o, len - o, "%s", m->flag);
-
-			o = w < 0 ? o : RTE_MIN(o + (size_t)w, len - 1);
-			err += n;
-			prev = 1;
-			continue;
-		}
-		prev = app_name_char(*err);
-		out[o++] = *err++;
-	}
-	out[o] = '\0';
-}
-
-void
-gnio_app_conf_check(const char *app, const struct gnio_app_flag *map, const struct gnio_conf *c)
-{
-	char err[256], line[320];
-
-	if (gnio_conf_check(c, err, sizeof(err)) == 0)
-		return;
-	gnio_app_conf_reason(map, err, line, sizeof(line));
-	gnio_app_fail(app, "%s", line);
 }
 
 uint64_t
@@ -329,8 +280,11 @@ gnio_app_number(const char *app, const char *opt, const char *v, uint64_t lo, ui
 	errno = 0;
 	x = strtoull(v, &end, 10);
 	if (errno != 0 || *end != '\0' || *v < '0' || *v > '9' || x < lo || x > hi) {
-		fprintf(stderr, "%s: %s=%s: out of range %" PRIu64 "..%" PRIu64 "\n", app, opt, v, lo, hi);
-		exit(2);
+		char msg[384];
+
+		snprintf(msg, sizeof(msg), "%s=%s: out of range %" PRIu64 "..%" PRIu64, opt, v, lo,
+				hi);
+		gnio_app_fail(app, "%s", msg);
 	}
 	return x;
 }
