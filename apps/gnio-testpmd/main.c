@@ -177,12 +177,8 @@ main(int argc, char **argv)
 		app_exit(2, "no ports: give the EAL devices (--vdev=net_null0, -a PCI)");
 
 	p = gnio_pipeline_create(&o.conf, err, sizeof(err));
-	if (p == NULL) {
-		char line[320];
-
-		gnio_app_conf_reason(app_flags, err, line, sizeof(line));
-		app_exit(2, "%s", line);
-	}
+	if (p == NULL)
+		app_exit(2, "%s", err);        /* (in the app's words: app_flags) */
 	{
 		const struct gnio_conf *pc = gnio_pipeline_conf(p);
 		struct rte_gpu_info gi;

@@ -14,13 +14,15 @@
 #include <gnio/device/gnio_line.h>
 #include "testpmd.h"
 
-/* One line on stderr: "gnio-testpmd: " and the message. */
+/* One line on stderr: "gnio-testpmd: " and the message in the app's words (gnio_app_explain()). */
 static void
 app_say(const char *fmt, va_list ap)
 {
-	fprintf(stderr, APP ": ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	char msg[512], line[768];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gnio_app_explain(msg, line, sizeof(line));
+	fprintf(stderr, APP ": %s\n", line);
 }
 
 void
@@ -93,6 +95,8 @@ app_usage(void)
 		"  --cuda-trace          persistent kernel: warps record what they wait for (printed\n"
 		"                        when a stop fails)\n"
 		"  --json=FILE           machine-readable summary at exit\n"
+		"  --config=FILE.yaml    gnio_conf's fields (rx.burst, consumer.name, ...) from a\n"
+		"                        YAML file; the options given here override it\n"
 		"  --slow-consumer-us=N  fault injection: the consumer spends N us more per item\n"
 		"  --inject-fault        fault injection: a GPU consumer writes to an invalid address\n"
 		"  --demo                run the built-in demo (net_null pair, macswap)\n",
@@ -216,33 +220,59 @@ static const struct option app_long[] = {
 	{ "cuda-warps", required_argument, NULL, OPT_CUDA_WARPS },
 	{ "cuda-backoff-ns", required_argument, NULL, OPT_CUDA_BACKOFF },
 	{ "cuda-trace", no_argument, NULL, OPT_CUDA_TRACE },
+	{ "config", required_argument, NULL, GNIO_APP_OPT_CONFIG },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* The options that set gnio_conf fields: the library's reasons in gnio-testpmd's words. */
 const struct gnio_app_flag app_flags[] = {
-	{ "rx.burst", "--burst" }, { "rx.nb_cores", "--nb-cores" }, { "rx.rx_pps", "--rx-pps" },
-	{ "rx.max_packets", "--max-packets" }, { "rx.overload", "--overload" },
-	{ "rx.prefill_len", "--prefill" }, { "rx.txpkts", "--txpkts" },
-	{ "queue.item_pkts", "--item-pkts" }, { "queue.ring_items", "--ring-items" },
-	{ "queue.flush_us", "--flush-us" }, { "queue.inline_bytes", "--inline-bytes" },
-	{ "mem.mode", "--mem" }, { "mem.nb_mbufs", "--total-num-mbufs" },
-	{ "mem.mbuf_size", "--mbuf-size" }, { "mem.split_hdr", "--split" },
-	{ "gpu.name", "--gpu" }, { "gpu.map", "--gpu-map" },
-	{ "consumer.name", "--consumer" }, { "consumer.handler", "--forward-mode" },
-	{ "consumer.completion", "--completion" }, { "consumer.stall_ms", "--stall-ms" },
-	{ "consumer.drain_ms", "--drain-ms" }, { "consumer.cuda_warps", "--cuda-warps" },
-	{ "consumer.cuda_backoff_ns", "--cuda-backoff-ns" },
-	{ "ports.nb_rxq", "--rxq" }, { "ports.nb_txq", "--txq" }, { "ports.nb_rxd", "--rxd" },
-	{ "ports.nb_txd", "--txd" }, { "ports.peers", "--eth-peer" }, { "ports.ids", "--portmask" },
-	{ "debug.slow_consumer_us", "--slow-consumer-us" },
-	{ NULL, NULL },
+	{ "rx.burst", "--burst", OPT_BURST }, { "rx.nb_cores", "--nb-cores", OPT_NB_CORES },
+	{ "rx.rx_pps", "--rx-pps", OPT_RX_PPS }, { "rx.max_packets", "--max-packets", OPT_MAX },
+	{ "rx.overload", "--overload", OPT_OVERLOAD },
+	{ "rx.prefill_len", "--prefill", OPT_PREFILL }, { "rx.txpkts", "--txpkts", OPT_TXPKTS },
+	{ "queue.item_pkts", "--item-pkts", OPT_ITEM },
+	{ "queue.ring_items", "--ring-items", OPT_RING }, { "queue.flush_us", "--flush-us", OPT_FLUSH },
+	{ "queue.inline_bytes", "--inline-bytes", OPT_INLINE },
+	{ "mem.mode", "--mem", OPT_MEM }, { "mem.nb_mbufs", "--total-num-mbufs", OPT_MBUFS },
+	{ "mem.mbuf_size", "--mbuf-size", OPT_MBUF_SIZE }, { "mem.split_hdr", "--split", OPT_SPLIT },
+	{ "gpu.name", "--gpu", OPT_GPU }, { "gpu.map", "--gpu-map", 0 },
+	{ "consumer.name", "--consumer", OPT_CONSUMER },
+	{ "consumer.handler", "--forward-mode", OPT_FWD },
+	{ "consumer.completion", "--completion", OPT_COMPLETION },
+	{ "consumer.stall_ms", "--stall-ms", OPT_STALL },
+	{ "consumer.drain_ms", "--drain-ms", OPT_DRAIN },
+	{ "consumer.cuda_warps", "--cuda-warps", OPT_CUDA_WARPS },
+	{ "consumer.cuda_backoff_ns", "--cuda-backoff-ns", OPT_CUDA_BACKOFF },
+	{ "ports.nb_rxq", "--rxq", OPT_RXQ }, { "ports.nb_txq", "--txq", OPT_TXQ },
+	{ "ports.nb_rxd", "--rxd", OPT_RXD }, { "ports.nb_txd", "--txd", OPT_TXD },
+	{ "ports.peers", "--eth-peer", 0 }, { "ports.ids", "--portmask", 0 },
+	{ "debug.slow_consumer_us", "--slow-consumer-us", OPT_SLOW },
+	{ NULL, NULL, 0 },
 };
 
-void
-app_parse(int argc, char **argv, struct app_opts *o)
+/* What app_option() needs besides the option. */
+struct app_parse_ctx {
+	struct app_opts *o;
+	char **argv;
+};
+
+/* The option's long name (for its messages), "" for a short one. */
+static const char *
+app_opt_name(int opt)
 {
+	for (const struct option *l = app_long; l->name != NULL; l++)
+		if (l->val == opt && opt >= OPT_FWD)
+			return l->name;
+	return "";
+}
+
+/* One option, from the command line or a --config file's field (gnio_app_options()). */
+static void
+app_option(int opt, const char *arg, void *ctx)
+{
+	struct app_parse_ctx *x = ctx;
+	struct app_opts *o = x->o;
 	struct gnio_conf *conf = &o->conf;
 	struct gnio_conf_ports *pt = &conf->ports;
 	struct gnio_conf_rx *rx = &conf->rx;
@@ -250,107 +280,111 @@ app_parse(int argc, char **argv, struct app_opts *o)
 	struct gnio_conf_mem *mem = &conf->mem;
 	struct gnio_conf_consumer *cs = &conf->consumer;
 	struct gnio_conf_debug *dbg = &conf->debug;
-	int opt, idx;
+	const char *name = app_opt_name(opt);
+
+	switch (opt) {
+	case OPT_FWD: o->forward_mode = arg; break;
+	case OPT_PORTMASK:
+		o->portmask = parse_u64(name, arg, 1, UINT64_MAX, 16);
+		break;
+	case OPT_RXQ: pt->nb_rxq = (uint16_t)parse_u64(name, arg, 1, 64, 10); break;
+	case OPT_TXQ: pt->nb_txq = (uint16_t)parse_u64(name, arg, 1, 64, 10); break;
+	case OPT_RXD: pt->nb_rxd = (uint16_t)parse_u64(name, arg, 1, 16384, 10); break;
+	case OPT_TXD: pt->nb_txd = (uint16_t)parse_u64(name, arg, 1, 16384, 10); break;
+	case OPT_BURST: rx->burst = (uint16_t)parse_u64(name, arg, 0, UINT16_MAX, 10); break;
+	case OPT_NB_CORES:
+		rx->nb_cores = (uint16_t)parse_u64(name, arg, 1, RTE_MAX_LCORE - 1, 10);
+		break;
+	case OPT_STATS: o->stats_period = (uint32_t)parse_u64(name, arg, 1, 86400, 10); break;
+	case OPT_MBUFS: mem->nb_mbufs = (uint32_t)parse_u64(name, arg, 1024, 1u << 26, 10); break;
+	case OPT_MBUF_SIZE:
+		mem->mbuf_size = (uint16_t)parse_u64(name, arg, RTE_PKTMBUF_HEADROOM + 64,
+				UINT16_MAX, 10);
+		break;
+	case 'i': o->interactive = true; break;
+	case 'a': o->auto_start = true; break;
+	case OPT_PEER: parse_peer(arg, o); break;
+	case OPT_TXPKTS: rx->txpkts = (uint16_t)parse_u64(name, arg, 42, 9600, 10); break;
+	case OPT_MEM:
+		if (gnio_mem_mode_parse(arg, &mem->mode) != 0)
+			app_fail("--mem=%s: expected host, pinned, gpu or auto", arg);
+		break;
+	case OPT_GPU: conf->gpu.name = arg; break;
+	case OPT_GPU_MAP:
+		parse_gpu_map(arg, o);
+		break;
+	case OPT_CONSUMER: cs->name = arg; break;
+	case OPT_FLUSH: qu->flush_us = (uint32_t)parse_u64(name, arg, 0, 1000000, 10); break;
+	case OPT_RING: qu->ring_items = (uint32_t)parse_u64(name, arg, 0, 65536, 10); break;
+	case OPT_ITEM: qu->item_pkts = (uint16_t)parse_u64(name, arg, 1, 1024, 10); break;
+	case OPT_INLINE: qu->inline_bytes = (uint16_t)parse_u64(name, arg, 0, UINT16_MAX, 10); break;
+	case OPT_SPLIT: mem->split_hdr = (uint16_t)parse_u64(name, arg, 14, 1024, 10); break;
+	case OPT_OVERLOAD:
+		if (strcmp(arg, "drop") == 0)
+			rx->overload = GNIO_OVERLOAD_DROP;
+		else if (strcmp(arg, "backpressure") == 0)
+			rx->overload = GNIO_OVERLOAD_BACKPRESSURE;
+		else
+			app_fail("--overload=%s: expected drop or backpressure", arg);
+		break;
+	case OPT_COMPLETION:
+		if (strcmp(arg, "auto") == 0)
+			cs->completion = GNIO_COMPLETION_AUTO;
+		else if (strcmp(arg, "rx") == 0)
+			cs->completion = GNIO_COMPLETION_RX;
+		else if (strcmp(arg, "lcore") == 0)
+			cs->completion = GNIO_COMPLETION_LCORE;
+		else
+			app_fail("--completion=%s: expected auto, rx or lcore", arg);
+		break;
+	case OPT_RX_PPS: rx->rx_pps = parse_u64(name, arg, 1, 1000000000000ull, 10); break;
+	case OPT_PREFILL:
+		rx->prefill_len = (uint16_t)parse_u64(name, arg, APP_MIN_PACKET, 9600, 10);
+		break;
+	case OPT_MAX: rx->max_packets = parse_u64(name, arg, 1, UINT64_MAX >> 1, 10); break;
+	case OPT_DURATION: o->duration = (uint32_t)parse_u64(name, arg, 1, 86400 * 365, 10); break;
+	case OPT_JSON:
+		if (*arg == '\0')
+			app_fail("--json: empty file name");
+		o->json = arg;
+		break;
+	case OPT_STALL: cs->stall_ms = (uint32_t)parse_u64(name, arg, 1, 3600000, 10); break;
+	case OPT_DRAIN: cs->drain_ms = (uint32_t)parse_u64(name, arg, 0, 3600000, 10); break;
+	case OPT_CUDA_WARPS: cs->cuda_warps = (uint32_t)parse_u64(name, arg, 1, 64, 10); break;
+	case OPT_CUDA_BACKOFF:
+		cs->cuda_backoff_ns = (uint32_t)parse_u64(name, arg, 0, 1000000, 10);
+		break;
+	case OPT_CUDA_TRACE: dbg->cuda_trace = true; break;
+	case OPT_SLOW:
+		dbg->slow_consumer_us = (uint32_t)parse_u64(name, arg, 1, 1000000, 10);
+		break;
+	case OPT_FAULT: dbg->inject_fault = true; break;
+	case OPT_DEMO: o->demo = true; break;
+	case OPT_HELP: app_usage(); exit(0);
+	case ':':
+		app_fail("%s: needs a value", x->argv[optind - 1]);
+	default:
+		app_fail("%s: unknown option (see --help)", x->argv[optind - 1]);
+	}
+}
+
+void
+app_parse(int argc, char **argv, struct app_opts *o)
+{
+	struct app_parse_ctx x = { o, argv };
+	int first;
 
 	memset(o, 0, sizeof(*o));
-	gnio_conf_defaults(conf);
+	gnio_conf_defaults(&o->conf);
 	o->forward_mode = "io";
 	o->portmask = UINT64_MAX;
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":ia", app_long, &idx)) != -1) {
-		const char *name = opt >= OPT_FWD ? app_long[idx].name : "";
-
-		switch (opt) {
-		case OPT_FWD: o->forward_mode = optarg; break;
-		case OPT_PORTMASK:
-			o->portmask = parse_u64(name, optarg, 1, UINT64_MAX, 16);
-			break;
-		case OPT_RXQ: pt->nb_rxq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
-		case OPT_TXQ: pt->nb_txq = (uint16_t)parse_u64(name, optarg, 1, 64, 10); break;
-		case OPT_RXD: pt->nb_rxd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
-		case OPT_TXD: pt->nb_txd = (uint16_t)parse_u64(name, optarg, 1, 16384, 10); break;
-		case OPT_BURST: rx->burst = (uint16_t)parse_u64(name, optarg, 0, UINT16_MAX, 10); break;
-		case OPT_NB_CORES:
-			rx->nb_cores = (uint16_t)parse_u64(name, optarg, 1, RTE_MAX_LCORE - 1, 10);
-			break;
-		case OPT_STATS: o->stats_period = (uint32_t)parse_u64(name, optarg, 1, 86400, 10); break;
-		case OPT_MBUFS: mem->nb_mbufs = (uint32_t)parse_u64(name, optarg, 1024, 1u << 26, 10); break;
-		case OPT_MBUF_SIZE:
-			mem->mbuf_size = (uint16_t)parse_u64(name, optarg, RTE_PKTMBUF_HEADROOM + 64,
-					UINT16_MAX, 10);
-			break;
-		case 'i': o->interactive = true; break;
-		case 'a': o->auto_start = true; break;
-		case OPT_PEER: parse_peer(optarg, o); break;
-		case OPT_TXPKTS: rx->txpkts = (uint16_t)parse_u64(name, optarg, 42, 9600, 10); break;
-		case OPT_MEM:
-			if (gnio_mem_mode_parse(optarg, &mem->mode) != 0)
-				app_fail("--mem=%s: expected host, pinned, gpu or auto", optarg);
-			break;
-		case OPT_GPU: conf->gpu.name = optarg; break;
-		case OPT_GPU_MAP:
-			parse_gpu_map(optarg, o);
-			break;
-		case OPT_CONSUMER: cs->name = optarg; break;
-		case OPT_FLUSH: qu->flush_us = (uint32_t)parse_u64(name, optarg, 0, 1000000, 10); break;
-		case OPT_RING: qu->ring_items = (uint32_t)parse_u64(name, optarg, 0, 65536, 10); break;
-		case OPT_ITEM: qu->item_pkts = (uint16_t)parse_u64(name, optarg, 1, 1024, 10); break;
-		case OPT_INLINE: qu->inline_bytes = (uint16_t)parse_u64(name, optarg, 0, UINT16_MAX, 10); break;
-		case OPT_SPLIT: mem->split_hdr = (uint16_t)parse_u64(name, optarg, 14, 1024, 10); break;
-		case OPT_OVERLOAD:
-			if (strcmp(optarg, "drop") == 0)
-				rx->overload = GNIO_OVERLOAD_DROP;
-			else if (strcmp(optarg, "backpressure") == 0)
-				rx->overload = GNIO_OVERLOAD_BACKPRESSURE;
-			else
-				app_fail("--overload=%s: expected drop or backpressure", optarg);
-			break;
-		case OPT_COMPLETION:
-			if (strcmp(optarg, "auto") == 0)
-				cs->completion = GNIO_COMPLETION_AUTO;
-			else if (strcmp(optarg, "rx") == 0)
-				cs->completion = GNIO_COMPLETION_RX;
-			else if (strcmp(optarg, "lcore") == 0)
-				cs->completion = GNIO_COMPLETION_LCORE;
-			else
-				app_fail("--completion=%s: expected auto, rx or lcore", optarg);
-			break;
-		case OPT_RX_PPS: rx->rx_pps = parse_u64(name, optarg, 1, 1000000000000ull, 10); break;
-		case OPT_PREFILL:
-			rx->prefill_len = (uint16_t)parse_u64(name, optarg, APP_MIN_PACKET, 9600, 10);
-			break;
-		case OPT_MAX: rx->max_packets = parse_u64(name, optarg, 1, UINT64_MAX >> 1, 10); break;
-		case OPT_DURATION: o->duration = (uint32_t)parse_u64(name, optarg, 1, 86400 * 365, 10); break;
-		case OPT_JSON:
-			if (*optarg == '\0')
-				app_fail("--json: empty file name");
-			o->json = optarg;
-			break;
-		case OPT_STALL: cs->stall_ms = (uint32_t)parse_u64(name, optarg, 1, 3600000, 10); break;
-		case OPT_DRAIN: cs->drain_ms = (uint32_t)parse_u64(name, optarg, 0, 3600000, 10); break;
-		case OPT_CUDA_WARPS: cs->cuda_warps = (uint32_t)parse_u64(name, optarg, 1, 64, 10); break;
-		case OPT_CUDA_BACKOFF:
-			cs->cuda_backoff_ns = (uint32_t)parse_u64(name, optarg, 0, 1000000, 10);
-			break;
-		case OPT_CUDA_TRACE: dbg->cuda_trace = true; break;
-		case OPT_SLOW:
-			dbg->slow_consumer_us = (uint32_t)parse_u64(name, optarg, 1, 1000000, 10);
-			break;
-		case OPT_FAULT: dbg->inject_fault = true; break;
-		case OPT_DEMO: o->demo = true; break;
-		case OPT_HELP: app_usage(); exit(0);
-		case ':':
-			app_fail("%s: needs a value", argv[optind - 1]);
-		default:
-			app_fail("%s: unknown option (see --help)", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		app_fail("%s: unexpected argument", argv[optind]);
-	cs->handler = o->forward_mode;
+	first = gnio_app_options(APP, argc, argv, ":ia", app_long, app_flags, &o->conf, app_option,
+			&x);
+	if (first < argc)
+		app_fail("%s: unexpected argument", argv[first]);
+	o->conf.consumer.handler = o->forward_mode;
 	if (o->interactive && o->duration != 0)
 		app_fail("--duration: not with -i (stop forwarding with 'stop', or use --max-packets)");
 	/* The configuration's fields, judged by the library before the EAL starts. */
-	gnio_app_conf_check(APP, app_flags, conf);
+	gnio_app_conf_check(APP, app_flags, &o->conf);
 }

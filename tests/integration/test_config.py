@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""--config FILE.yaml (gnio_conf's fields by their names, nested by part or in full) for
+gnio-testpmd: the file's fields show in the run (--json's configuration); an option given beside
+the file overrides its field, an option left at its default does not; a bad file, field or value
+exits 2 with one line naming the file, its line and the field (with the app's option where it
+has one), before anything is forwarded. The argument names the app: testpmd."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from gnio_run import TESTPMD, Checker, eal_mem
+
+
+def write(d, name, text):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def one_line(ck, r, app, what, *needles):
+    """Exit 2, one line on stderr (the EAL's own lines aside) naming each of @needles."""
+    lines = [l for l in r.stderr.splitlines() if not l.startswith("EAL: ")]
+    ck.check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith(app + ": ") and
+             all(n in lines[0] for n in needles),
+             "%s: want exit 2 and one line naming %s, got exit %d: %r" % (what, needles, r.returncode, lines))
+    return lines[0] if lines else ""
+
+
+def bad_files(ck, d, run, app, cases):
+    """Each (file text, extra options, what the line names) refused in one line, nothing forwarded."""
+    for text, extra, needles in cases:
+        path = write(d, "bad.yaml", text)
+        r = run(["--config", path] + extra)
+        line = one_line(ck, r, app, "%r %s" % (text, extra), *[n.replace("FILE", path) for n in needles])
+        ck.check("forwarding" not in r.stdout and "answered" not in r.stdout and " packets (" not in r.stdout,
+                 "%r: refused before any packet: %s" % (text, r.stdout[-300:]))
+        print("%r %s -> %s" % (text, " ".join(extra), line))
+
+
+def common_refusals(d, app):
+    """What every app refuses alike: the file's form, the library's names and values."""
+    missing = os.path.join(d, "no-such.yaml")
+    return [
+        ("rx:\n  burst: 16\n  bursts: 8\n", [], ["FILE:3: rx.bursts: no such field of gnio_conf"]),
+        ("mem:\n  mode: vram\n", [], ["FILE:2: mem.mode", '"vram" is not a value of it']),
+        ("rx.burst: [1, 2]\n", [], ["FILE:1: rx.burst", "a list is not a value of it"]),
+        ("rx: {burst: 16\n", [], ["FILE:2: not YAML"]),
+        ("- rx.burst\n", [], ["FILE:1: not a mapping of gnio_conf's fields"]),
+        ("rx.burst: 16\n", ["--config", missing], ["--config", "one file only"]),
+    ], missing
+
+
+def testpmd(ck, d):
+    eal = ["-l", "0-1"] + eal_mem() + ["--vdev=net_null0", "--vdev=net_null1", "--"]
+
+    def run(opts):
+        js = os.path.join(d, "run.json")
+        if os.path.exists(js):
+            os.unlink(js)
+        r = subprocess.run([TESTPMD] + eal + ["--max-packets=2000", "--duration=20", "--json=" + js] + opts,
+                           capture_output=True, text=True, timeout=120)
+        r.json = json.load(open(js)) if r.returncode == 0 and os.path.exists(js) else {}
+        return r
+
+    good = write(d, "run.yaml", "# a run\nrx:\n  burst: 16\nqueue.ring_items: 128\n"
+                 "consumer: {name: host, drain_ms: 1234, handler: macswap}\ngpu.name: host\n")
+    r = run(["--config", good])
+    j = r.json
+    ck.check(r.returncode == 0 and (j.get("burst"), j.get("ring_items"), j.get("drain_ms"), j.get("consumer"),
+                                    j.get("forward_mode")) == (16, 128, 1234, "host", "macswap"),
+             "the file's fields in --json's configuration (--forward-mode's default io not over the file's "
+             "consumer.handler): exit %d %s %s" % (r.returncode, {k: j.get(k) for k in ("burst", "ring_items",
+                                                                                        "drain_ms", "consumer",
+                                                                                        "forward_mode")},
+                                                  r.stderr.strip()[-300:]))
+    # Options override the file wherever they stand; the rest of the file stays.
+    for opts in (["--burst=8", "--config", good, "--forward-mode=io"], ["--config=" + good, "--burst", "8",
+                                                                         "--forward-mode", "io"]):
+        r = run(opts)
+        j = r.json
+        ck.check(r.returncode == 0 and (j.get("burst"), j.get("ring_items"), j.get("drain_ms"),
+                                        j.get("forward_mode")) == (8, 128, 1234, "io"),
+                 "%s: --burst and --forward-mode over the file, its other fields kept: exit %d %s" % (
+                     opts, r.returncode, {k: j.get(k) for k in ("burst", "ring_items", "drain_ms", "forward_mode")}))
+    # A GPU the file names that does not exist: refused once the EAL is up, the file's line named;
+    # --gpu over it runs.
+    nosuch = write(d, "gpu.yaml", "consumer.name: host\ngpu.name: nosuch\n")
+    one_line(ck, run(["--config", nosuch]), "gnio-testpmd", "gpu.name: nosuch",
+             nosuch + ":2: gpu.name (--gpu)=nosuch")
+    r = run(["--config", nosuch, "--gpu", "host"])
+    ck.check(r.returncode == 0 and r.json.get("consumer") == "host", "--gpu host over the file's gpu.name: exit %d %s"
+             % (r.returncode, r.stderr.strip()[-300:]))
+    cases, missing = common_refusals(d, "gnio-testpmd")
+    cases += [
+        ("rx:\n  burst: x\n", [], ['FILE:2: rx.burst (--burst): "x" is not a value of it']),
+        ("rx:\n  burst: 0\n", [], ["FILE:2: rx.burst (--burst)=0: must be 1..1024"]),
+        ("ports:\n  nb_rxq: 100\n", [], ["FILE:2: ports.nb_rxq (--rxq)=100: out of range 1..64"]),
+        ("queue.inline_bytes: 100\n", [], ["FILE:1: queue.inline_bytes (--inline-bytes)=100: must be"]),
+        ("consumer.handler: nope\n", [], ["FILE:1: consumer.handler (--forward-mode)=nope: no such handler"]),
+        ("queue: {item_pkts: 16}\n", [], ["FILE:1: queue.item_pkts (--item-pkts)=16: must be 32..1024"]),
+        ("consumer:\n  state_shared: 99999\n", [], ["FILE:2: consumer.state_shared=99999: at most"]),
+    ]
+    bad_files(ck, d, run, "gnio-testpmd", cases)
+    one_line(ck, run(["--config", missing]), "gnio-testpmd", "no such file",
+             "--config=%s: No such file" % missing)
+
+
+def main():
+    app = sys.argv[1]
+    ck = Checker("config-" + app)
+    d = tempfile.mkdtemp(prefix="gnio-config-")
+    {"testpmd": testpmd}[app](ck, d)
+    ck.finish()
+
+
+if __name__ == "__main__":
+    main()
