@@ -199,15 +199,21 @@ main(int argc, char **argv)
 					app_gpu_name(st.gpu[g].gpu_id), st.gpu[g].nb_ports, pc->consumer.name);
 		for (uint16_t i = 0; i < pc->ports.nb; i++) {
 			struct gnio_datapath dp;
-			char text[384];
+			char text[384], line[512];
 
 			gnio_pipeline_datapath(p, i, &dp);
 			gnio_datapath_format(&dp, text, sizeof(text));
-			printf(APP ": %s\n", text);
+			gnio_app_words(app_flags, text, line, sizeof(line));
+			printf(APP ": %s\n", line);
 		}
 	}
-	for (unsigned int i = 0; i < gnio_pipeline_nb_notes(p); i++)
-		printf(APP ": warning: %s\n", gnio_pipeline_note(p, i));
+	for (unsigned int i = 0; i < gnio_pipeline_nb_notes(p); i++) {
+		char line[512];
+
+		/* (The library names its fields; the lines say gnio-testpmd's options.) */
+		gnio_app_words(app_flags, gnio_pipeline_note(p, i), line, sizeof(line));
+		printf(APP ": warning: %s\n", line);
+	}
 
 	t_start = rte_get_timer_cycles();
 	if (gnio_app_quit) {
