@@ -21,7 +21,7 @@
  *        [--gap-timeout-ms N] [--max-gap N] [--exit-at-end] [--duration S] [--bbo-csv F] [--book-json F]
  *        [--depth N] [--orders N] [--levels N] [--max-pending N] [--shards N] [--rx-pps N]
  *        [--backpressure] [--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N]
- *        [--item-pkts N]
+ *        [--item-pkts N] [--config FILE.yaml]
  * --shards splits the CPU path's book by stock locate; the results are the same
  * with any number. The GPU path has its own book (itch_pbook.h), applied a batch
  * of messages at a time by a block of threads (itch_batch.h, itch_kernel.cu).
@@ -32,6 +32,8 @@
  * messages at once at full rate, a chunk's fixed cost shared by them.
  * --gpu-blocks N: the GPU path's applying blocks (default ITCH_GPU_BLOCKS), each
  * applying the stocks of its own (locate mod N), beside the receiver's block.
+ * --config: gnio_conf's fields from a YAML file, under the options given
+ * (apps/common's gnio_app_options(); README.md lists the fields gnio-itch takes).
  * --stall-ms: how long an item may wait for the consumer before the run fails
  * (the library's watchdog, 1000 ms; longer under a tool that slows the GPU down).
  * --rx-pps paces reception (packets/s) for latency runs; at the end the program
@@ -107,79 +109,130 @@ addr(const char *opt, const char *v, uint32_t *ip, uint16_t *port)
 	*port = (uint16_t)p;
 }
 
+/*
+ * The low-latency path's worker warps on the GPU (itch_lines.h): with two,
+ * each decodes its packet while the other applies the one before; each has
+ * its team (itch_lines.cu: ITCH_LL_TEAM warps, itself one of them).
+ */
+#ifndef ITCH_LL_WORKERS
+#define ITCH_LL_WORKERS 2
+#endif
+
+static const struct option itch_long[] = {
+	{ "udp-port", required_argument, NULL, 'u' }, { "rerequest", required_argument, NULL, 'r' },
+	{ "local", required_argument, NULL, 'l' }, { "gap-timeout-ms", required_argument, NULL, 'g' },
+	{ "exit-at-end", no_argument, NULL, 'e' }, { "duration", required_argument, NULL, 't' },
+	{ "bbo-csv", required_argument, NULL, 'b' }, { "book-json", required_argument, NULL, 'j' },
+	{ "depth", required_argument, NULL, 'd' }, { "orders", required_argument, NULL, 'o' },
+	{ "levels", required_argument, NULL, 'L' }, { "max-pending", required_argument, NULL, 'p' },
+	{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
+	{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
+	{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
+	{ "poll-us", required_argument, NULL, 'Q' }, { "stall-ms", required_argument, NULL, 'W' },
+	{ "gpu-blocks", required_argument, NULL, 'K' }, { "item-pkts", required_argument, NULL, 'I' },
+	{ "lines", no_argument, NULL, 'n' }, { "max-gap", required_argument, NULL, 'M' },
+	{ "config", required_argument, NULL, GNIO_APP_OPT_CONFIG },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * The options that set gnio_conf fields (a --config file's value of one is
+ * judged as the option's), and the fields gnio-itch sets itself: the feed in
+ * order on one queue, its handler or kernel and their state, the queue
+ * flavour and warps of its paths, its own TX queue for --events-udp.
+ */
+static const struct gnio_app_flag itch_flags[] = {
+	{ "rx.rx_pps", "--rx-pps", 'P' }, { "consumer.stall_ms", "--stall-ms", 'W' },
+	{ "queue.item_pkts", "--item-pkts", 'I' }, { "rx.overload", "--backpressure", 'B' },
+	{ "consumer.name", "--consumer", 'c' }, { "gpu.name", "--gpu", 'G' },
+	{ "ports.nb_rxq", NULL, 0 }, { "ports.app_txq", NULL, 0 }, { "consumer.handler", NULL, 0 },
+	{ "consumer.kernel", NULL, 0 }, { "consumer.state_shared", NULL, 0 },
+	{ "queue.inline_bytes", NULL, 0 }, { "consumer.cuda_warps", NULL, 0 },
+	{ NULL, NULL, 0 },
+};
+
+/* What itch_option() needs besides the option. */
+struct itch_parse_ctx {
+	struct opts *o;
+	char **argv;
+};
+
+/* One option, from the command line or a --config file's field (gnio_app_options()). */
 static void
-parse(int argc, char **argv, struct opts *o)
+itch_option(int c, const char *arg, void *ctx)
 {
-	static const struct option lo[] = {
-		{ "udp-port", required_argument, NULL, 'u' }, { "rerequest", required_argument, NULL, 'r' },
-		{ "local", required_argument, NULL, 'l' }, { "gap-timeout-ms", required_argument, NULL, 'g' },
-		{ "exit-at-end", no_argument, NULL, 'e' }, { "duration", required_argument, NULL, 't' },
-		{ "bbo-csv", required_argument, NULL, 'b' }, { "book-json", required_argument, NULL, 'j' },
-		{ "depth", required_argument, NULL, 'd' }, { "orders", required_argument, NULL, 'o' },
-		{ "levels", required_argument, NULL, 'L' }, { "max-pending", required_argument, NULL, 'p' },
-		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
-		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
-		{ "events-udp", required_argument, NULL, 'E' }, { "shards", required_argument, NULL, 'S' },
-		{ "poll-us", required_argument, NULL, 'Q' }, { "stall-ms", required_argument, NULL, 'W' },
-		{ "gpu-blocks", required_argument, NULL, 'K' }, { "item-pkts", required_argument, NULL, 'I' },
-		{ "lines", no_argument, NULL, 'n' }, { "max-gap", required_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	struct itch_parse_ctx *x = ctx;
+	struct opts *o = x->o;
+
+	switch (c) {
+	case 'u': o->udp_port = num("--udp-port", arg, 1, 65535); break;
+	case 'r': addr("--rerequest", arg, &o->req_ip, &o->req_port); break;
+	case 'l': addr("--local", arg, &o->local_ip, &o->local_port); break;
+	case 'E': addr("--events-udp", arg, &o->ev_ip, &o->ev_port); break;
+	case 'g': o->gap_ms = num("--gap-timeout-ms", arg, 1, 3600000); break;
+	case 'M': o->max_gap = num("--max-gap", arg, 1, 1ull << 62); break;
+	case 'e': o->exit_at_end = true; break;
+	case 't': o->duration = num("--duration", arg, 1, 86400); break;
+	case 'b': o->bbo = arg; break;
+	case 'j': o->json = arg; break;
+	case 'd': o->depth = num("--depth", arg, 1, 1u << 20); break;
+	case 'o': o->orders = pow2("--orders", arg); break;
+	case 'L': o->levels = pow2("--levels", arg); break;
+	case 'p': o->max_pending = pow2("--max-pending", arg); break;
+	case 'S': o->shards = num("--shards", arg, 1, ITCH_MAX_SHARDS); break;
+	case 'Q': o->poll_us = num("--poll-us", arg, 0, 1000000); break;
+	case 'W': o->stall_ms = num("--stall-ms", arg, 1, 3600000); break;
+	case 'K': o->gpu_blocks = num("--gpu-blocks", arg, 1, ITCH_GPU_MAX_BLOCKS); break;
+	case 'I': o->item_pkts = num("--item-pkts", arg, 32, 512); break;
+	case 'c':
+		if (strcmp(arg, "host") != 0 && strcmp(arg, "cuda-kernel") != 0)
+			app_fail("--consumer=%s: host or cuda-kernel", arg);
+		o->consumer = arg;
+		break;
+	case 'G': o->gpu = arg; break;
+	case 'P': o->rx_pps = num("--rx-pps", arg, 1, 1000000000); break;
+	/* (A --config file's rx.overload: backpressure or drop, the library's values.) */
+	case 'B': o->backpressure = arg == NULL || strcmp(arg, "backpressure") == 0; break;
+	case 'n': o->lines = true; break;
+	case 'h':
+		printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda-kernel] [--lines] [--gpu NAME] "
+				"[--udp-port N] [--rerequest IP:PORT] "
+				"[--local IP:PORT] [--gap-timeout-ms N] [--max-gap N] [--exit-at-end] [--duration S] "
+				"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
+				"[--max-pending N] [--shards N] [--rx-pps N] [--backpressure] "
+				"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N] [--item-pkts N] "
+				"[--config FILE.yaml]\n"
+				"--config: gnio_conf's fields from a YAML file (rx.burst, "
+				"mem.nb_mbufs, ...; consumer.name is --consumer's), the options "
+				"given here overriding it\n"
+				"exit status: 0 the whole feed in the book; 1 a failure (the pipeline, an output, "
+				"packets or events not accounted for); 2 a bad option or no start; 3 the book "
+				"incomplete (messages lost)\n");
+		exit(0);
+	default:
+		app_fail("%s: unknown option or missing value (see --help)", x->argv[optind - 1]);
+	}
+}
+
+/*
+ * The options, --config's file under them, into @p o and the pipeline's
+ * configuration @p conf (all but its ports), judged before the EAL starts.
+ */
+static void
+parse(int argc, char **argv, struct opts *o, struct gnio_conf *conf)
+{
+	struct itch_parse_ctx x = { o, argv };
+	int first;
 
 	*o = (struct opts){ .depth = 10, .orders = 1u << 20, .levels = 1u << 18, .max_pending = 1u << 16,
 		.gap_ms = 100, .req_ip = 0x0a000001, .req_port = 26401, .local_ip = 0x0a000002,
 		.local_port = 26402, .consumer = "host", .gpu = NULL, .poll_us = 1000, .max_gap = ITCH_MAX_GAP };
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 'u': o->udp_port = num("--udp-port", optarg, 1, 65535); break;
-		case 'r': addr("--rerequest", optarg, &o->req_ip, &o->req_port); break;
-		case 'l': addr("--local", optarg, &o->local_ip, &o->local_port); break;
-		case 'E': addr("--events-udp", optarg, &o->ev_ip, &o->ev_port); break;
-		case 'g': o->gap_ms = num("--gap-timeout-ms", optarg, 1, 3600000); break;
-		case 'M': o->max_gap = num("--max-gap", optarg, 1, 1ull << 62); break;
-		case 'e': o->exit_at_end = true; break;
-		case 't': o->duration = num("--duration", optarg, 1, 86400); break;
-		case 'b': o->bbo = optarg; break;
-		case 'j': o->json = optarg; break;
-		case 'd': o->depth = num("--depth", optarg, 1, 1u << 20); break;
-		case 'o': o->orders = pow2("--orders", optarg); break;
-		case 'L': o->levels = pow2("--levels", optarg); break;
-		case 'p': o->max_pending = pow2("--max-pending", optarg); break;
-		case 'S': o->shards = num("--shards", optarg, 1, ITCH_MAX_SHARDS); break;
-		case 'Q': o->poll_us = num("--poll-us", optarg, 0, 1000000); break;
-		case 'W': o->stall_ms = num("--stall-ms", optarg, 1, 3600000); break;
-		case 'K': o->gpu_blocks = num("--gpu-blocks", optarg, 1, ITCH_GPU_MAX_BLOCKS); break;
-		case 'I': o->item_pkts = num("--item-pkts", optarg, 32, 512); break;
-		case 'c':
-			if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda-kernel") != 0)
-				app_fail("--consumer=%s: host or cuda-kernel", optarg);
-			o->consumer = optarg;
-			break;
-		case 'G': o->gpu = optarg; break;
-		case 'P': o->rx_pps = num("--rx-pps", optarg, 1, 1000000000); break;
-		case 'B': o->backpressure = true; break;
-		case 'n': o->lines = true; break;
-		case 'h':
-			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda-kernel] [--lines] [--gpu NAME] "
-					"[--udp-port N] [--rerequest IP:PORT] "
-					"[--local IP:PORT] [--gap-timeout-ms N] [--max-gap N] [--exit-at-end] [--duration S] "
-					"[--bbo-csv F] [--book-json F] [--depth N] [--orders N] [--levels N] "
-					"[--max-pending N] [--shards N] [--rx-pps N] [--backpressure] "
-					"[--events-udp IP:PORT] [--poll-us N] [--stall-ms N] [--gpu-blocks N] [--item-pkts N]\n"
-					"exit status: 0 the whole feed in the book; 1 a failure (the pipeline, an output, "
-					"packets or events not accounted for); 2 a bad option or no start; 3 the book "
-					"incomplete (messages lost)\n");
-			exit(0);
-		default:
-			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		app_fail("%s: unexpected argument", argv[optind]);
+	gnio_conf_defaults(conf);
+	conf->ports.nb_rxq = 1;               /* one queue: the feed in order */
+	first = gnio_app_options(APP, argc, argv, "", itch_long, itch_flags, conf, itch_option, &x);
+	if (first < argc)
+		app_fail("%s: unexpected argument", argv[first]);
 	if ((strcmp(o->consumer, "host") == 0 || o->lines) && o->gpu_blocks != 0)
 		app_fail("%s: the GPU batch path's (--consumer cuda-kernel without --lines)", "--gpu-blocks");
 	if (o->lines) {
@@ -195,6 +248,45 @@ parse(int argc, char **argv, struct opts *o)
 	} else if (o->shards == 0) {
 		o->shards = 1;
 	}
+	conf->rx.rx_pps = o->rx_pps;
+	if (o->stall_ms != 0)
+		conf->consumer.stall_ms = o->stall_ms;
+	conf->queue.item_pkts = (uint16_t)o->item_pkts;     /* (0: the library's, 4 bursts) */
+	conf->ports.app_txq = o->ev_port != 0;   /* --events-udp: a TX queue of our own */
+	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
+	conf->rx.overload = o->backpressure ? GNIO_OVERLOAD_BACKPRESSURE : GNIO_OVERLOAD_DROP;
+	if (o->lines) {
+		/*
+		 * The low-latency path: every packet in flagged lines as it comes (a
+		 * feed's packets are mostly below 896 bytes), in order: one worker lcore
+		 * on the CPU, two warps taking the packets in turn on the GPU.
+		 */
+		conf->queue.inline_bytes = GNIO_LQ_INLINE_MAX;
+		conf->consumer.handler = "itch-lines";
+		conf->consumer.cuda_warps = ITCH_LL_WORKERS;
+		if (strcmp(o->consumer, "host") == 0) {
+			conf->consumer.name = "host";
+			conf->gpu.name = o->gpu != NULL ? o->gpu : "host";
+		} else {
+			/* (The library's persistent consumer, its flagged-line kernel running the handler.) */
+			conf->consumer.name = "cuda";
+			conf->gpu.name = o->gpu;
+			if (gnio_app_config_line("mem.mode") == 0)
+				conf->mem.mode = GNIO_MEM_PINNED;
+		}
+	} else if (strcmp(o->consumer, "host") == 0) {
+		conf->consumer.name = "host";
+		conf->consumer.handler = "itch";
+		conf->gpu.name = o->gpu != NULL ? o->gpu : "host";
+	} else {
+		/* The GPU path: its own kernel, packets in memory the GPU reads (or the file's). */
+		conf->consumer.name = "cuda-kernel";
+		conf->consumer.kernel = "itch";
+		conf->gpu.name = o->gpu;
+		if (gnio_app_config_line("mem.mode") == 0)
+			conf->mem.mode = GNIO_MEM_PINNED;
+	}
+	gnio_app_conf_check(APP, itch_flags, conf);
 	if (o->bbo != NULL)
 		gnio_app_check_output(APP, "--bbo-csv", o->bbo);
 	if (o->json != NULL)
@@ -520,15 +612,6 @@ gpu_lines_stats(const struct gnio_pipeline *p)
 	return 0;
 }
 
-/*
- * The low-latency path's worker warps on the GPU (itch_lines.h): with two,
- * each decodes its packet while the other applies the one before; each has
- * its team (itch_lines.cu: ITCH_LL_TEAM warps, itself one of them).
- */
-#ifndef ITCH_LL_WORKERS
-#define ITCH_LL_WORKERS 2
-#endif
-
 int
 main(int argc, char **argv)
 {
@@ -552,51 +635,12 @@ main(int argc, char **argv)
 
 	while (sep < argc && strcmp(argv[sep], "--") != 0)
 		sep++;
-	parse(argc - sep, argv + sep, &o);
+	parse(argc - sep, argv + sep, &o, &conf);
 	eal_argc = sep;
 	gnio_app_eal_init(APP, eal_argc, argv);      /* every exit from here on cleans up */
 	nb = gnio_app_ports(APP, ports, "no port (give the feed's port to the EAL, e.g. --vdev=net_pcap0,...)");
-	gnio_conf_defaults(&conf);
 	conf.ports.ids = ports;
 	conf.ports.nb = nb;
-	conf.ports.nb_rxq = 1;               /* one queue: the feed in order */
-	conf.rx.rx_pps = o.rx_pps;
-	if (o.stall_ms != 0)
-		conf.consumer.stall_ms = o.stall_ms;
-	conf.queue.item_pkts = (uint16_t)o.item_pkts;     /* (0: the library's, 4 bursts) */
-	conf.ports.app_txq = o.ev_port != 0;   /* --events-udp: a TX queue of our own */
-	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
-	if (o.backpressure)
-		conf.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
-	if (o.lines) {
-		/*
-		 * The low-latency path: every packet in flagged lines as it comes (a
-		 * feed's packets are mostly below 896 bytes), in order: one worker lcore
-		 * on the CPU, two warps taking the packets in turn on the GPU.
-		 */
-		conf.queue.inline_bytes = GNIO_LQ_INLINE_MAX;
-		conf.consumer.handler = "itch-lines";
-		conf.consumer.cuda_warps = ITCH_LL_WORKERS;
-		if (strcmp(o.consumer, "host") == 0) {
-			conf.consumer.name = "host";
-			conf.gpu.name = o.gpu != NULL ? o.gpu : "host";
-		} else {
-			/* (The library's persistent consumer, its flagged-line kernel running the handler.) */
-			conf.consumer.name = "cuda";
-			conf.gpu.name = o.gpu;
-			conf.mem.mode = GNIO_MEM_PINNED;
-		}
-	} else if (strcmp(o.consumer, "host") == 0) {
-		conf.consumer.name = "host";
-		conf.consumer.handler = "itch";
-		conf.gpu.name = o.gpu != NULL ? o.gpu : "host";
-	} else {
-		/* The GPU path: its own kernel, packets in memory the GPU reads. */
-		conf.consumer.name = "cuda-kernel";
-		conf.consumer.kernel = "itch";
-		conf.gpu.name = o.gpu;
-		conf.mem.mode = GNIO_MEM_PINNED;
-	}
 	p = gnio_pipeline_create(&conf, err, sizeof(err));
 	if (p == NULL)
 		app_fail("%s", err);
