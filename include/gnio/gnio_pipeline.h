@@ -63,6 +63,9 @@ struct gnio_port_peer {
 	uint8_t mac[6];              /**< its MAC address */
 };
 
+/** The most TX queues of a port that are the application's own (gnio_conf_ports.app_txq). */
+#define GNIO_APP_TXQ_MAX 64u
+
 /** Ports and their queues. */
 struct gnio_conf_ports {
 	const uint16_t *ids;         /**< ethdev port ids; NULL with nb 0: every port the EAL made */
@@ -71,8 +74,8 @@ struct gnio_conf_ports {
 	uint16_t nb_txq;             /**< TX queues per port (at least one per completion lcore); 1 */
 	uint16_t nb_rxd;             /**< RX descriptors per queue; 1024 */
 	uint16_t nb_txd;             /**< TX descriptors per queue; 1024 */
-	uint16_t app_txq;            /**< 1: one TX queue more on every port, the application's own
-	                                  (gnio_pipeline_app_txq()); 0 */
+	uint16_t app_txq;            /**< TX queues more on every port, the application's own
+	                                  (gnio_pipeline_app_txq()), 0 to GNIO_APP_TXQ_MAX; 0 */
 	const struct gnio_port_peer *peers;   /**< peer MACs; default 02:00:00:00:00:(port id) */
 	uint16_t nb_peers;           /**< entries of peers */
 };
@@ -444,14 +447,15 @@ int gnio_pipeline_datapath(const struct gnio_pipeline *p, uint16_t i, struct gni
 int gnio_datapath_format(const struct gnio_datapath *dp, char *buf, size_t len);
 
 /**
- * The TX queue of a port that is the application's own (gnio_conf.ports.app_txq):
- * gnio never transmits on it, so the application may send packets it makes
- * (rte_eth_tx_burst(), from one thread) beside the pipeline's, while it runs.
+ * The first TX queue of a port that is the application's own
+ * (gnio_conf.ports.app_txq of them, this one and those after it): gnio never
+ * transmits on them, so the application may send packets it makes
+ * (rte_eth_tx_burst(), one thread a queue) beside the pipeline's, while it runs.
  * They are not the pipeline's packets: its counts and conservation leave them out.
  * @param p the pipeline
  * @param port an ethdev port id of the pipeline
- * @return the queue id; -ENOENT when ports.app_txq was 0; -EINVAL when @p port is
- *   not one of the pipeline's
+ * @return the first queue's id; -ENOENT when ports.app_txq was 0; -EINVAL when
+ *   @p port is not one of the pipeline's
  */
 int gnio_pipeline_app_txq(const struct gnio_pipeline *p, uint16_t port);
 

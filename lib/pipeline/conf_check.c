@@ -41,8 +41,8 @@ gnio_conf_check(const struct gnio_conf *c, char *err, size_t len)
 	if (pt->nb_rxq == 0 || pt->nb_txq == 0 || pt->nb_rxd == 0 || pt->nb_txd == 0)
 		CK_FAIL(EINVAL, "ports.nb_rxq, ports.nb_txq, ports.nb_rxd and ports.nb_txd must be at "
 				"least 1");
-	if (pt->app_txq > 1)
-		CK_FAIL(EINVAL, "ports.app_txq=%u: 0 or 1", pt->app_txq);
+	if (pt->app_txq > GNIO_APP_TXQ_MAX)
+		CK_FAIL(EINVAL, "ports.app_txq=%u: 0 to %u", pt->app_txq, GNIO_APP_TXQ_MAX);
 	if (pt->nb != 0 && pt->ids == NULL)
 		CK_FAIL(EINVAL, "ports.nb=%u and ports.ids is NULL", pt->nb);
 	if (pt->nb > GNIO_MAX_PORTS)

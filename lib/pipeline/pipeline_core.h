@@ -82,7 +82,7 @@ struct pl_conf {
 	uint32_t drain_ms;
 	uint32_t cuda_warps;
 	uint32_t state_shared;
-	uint16_t app_txq;         /* 0, or 1: the TX queue nb_txq of every port is the application's */
+	uint16_t app_txq;         /* TX queues nb_txq .. nb_txq + app_txq - 1 of every port: the application's */
 	uint32_t cuda_backoff_ns;
 	uint32_t slow_consumer_us;
 	bool inject_fault;

@@ -446,8 +446,10 @@ test_create(void)
 	c.rx.nb_cores = 2;             /* the EAL gave 1 worker lcore */
 	REFUSED(&c, EINVAL, "rx.nb_cores=2: the EAL gave 1");
 	gnio_conf_defaults(&c);
-	c.ports.app_txq = 2;
-	REFUSED_ALONE(&c, EINVAL, "ports.app_txq=2: 0 or 1");
+	c.ports.app_txq = GNIO_APP_TXQ_MAX + 1;
+	REFUSED_ALONE(&c, EINVAL, "ports.app_txq=65: 0 to 64");
+	c.ports.app_txq = GNIO_APP_TXQ_MAX;
+	CHECK(gnio_conf_check(&c, err, sizeof(err)) == 0);
 	gnio_conf_defaults(&c);
 	c.queue.inline_bytes = 100;
 	REFUSED_ALONE(&c, EINVAL, "queue.inline_bytes=100: must be 0 or 128..896, a multiple of 64");
