@@ -57,6 +57,7 @@
 #include <gnio/gnio.h>
 
 #include "gnio_app.h"
+#include "itch_cpu.h"
 #include "itch_send.h"
 #include "itch_lines.h"
 #include "itch_out.h"
@@ -81,33 +82,9 @@ struct opts {
 #define app_fail(fmt, arg) gnio_app_fail(APP, fmt, arg)
 #define num(opt, v, lo, hi) gnio_app_number(APP, opt, v, lo, hi)
 
-static uint32_t
-pow2(const char *opt, const char *v)
-{
-	uint32_t x = num(opt, v, 2, 1u << 28);
-
-	if ((x & (x - 1)) != 0) {
-		fprintf(stderr, APP ": %s=%s: must be a power of two\n", opt, v);
-		exit(2);
-	}
-	return x;
-}
-
-/* IPv4:port, host order. */
-static void
-addr(const char *opt, const char *v, uint32_t *ip, uint16_t *port)
-{
-	unsigned int a, b, c, d, p;
-	char tail;
-
-	if (sscanf(v, "%u.%u.%u.%u:%u%c", &a, &b, &c, &d, &p, &tail) != 5 || a > 255 || b > 255 ||
-			c > 255 || d > 255 || p == 0 || p > 65535) {
-		fprintf(stderr, APP ": %s=%s: expected IPv4:PORT\n", opt, v);
-		exit(2);
-	}
-	*ip = a << 24 | b << 16 | c << 8 | d;
-	*port = (uint16_t)p;
-}
+/* (The forms of gnio-itch and gnio-trader's options: itch_cpu.h.) */
+#define pow2(opt, v) itch_opt_pow2(APP, opt, v)
+#define addr(opt, v, ip, port) itch_opt_addr(APP, opt, v, ip, port)
 
 /*
  * The low-latency path's worker warps on the GPU (itch_lines.h): with two,
@@ -293,103 +270,6 @@ parse(int argc, char **argv, struct opts *o, struct gnio_conf *conf)
 		gnio_app_check_output(APP, "--book-json", o->json);
 }
 
-static uint16_t
-csum_fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-/* The headers of a re-request (Ethernet, IPv4, UDP), lengths and IPv4 checksum in. */
-static void
-request_headers(uint8_t *h, const struct opts *o, const struct rte_ether_addr *src)
-{
-	uint32_t s = 0;
-
-	memset(h, 0, ITCH_REQ_HDR);
-	memcpy(h + 6, src->addr_bytes, 6);
-	h[12] = 0x08;
-	h[14] = 0x45;
-	h[16] = 0;
-	h[17] = 20 + 8 + ITCH_MOLD_HDR;
-	h[20] = 0x40;                         /* DF */
-	h[22] = 64;
-	h[23] = 17;
-	for (int i = 0; i < 4; i++) {
-		h[26 + i] = (uint8_t)(o->local_ip >> (24 - 8 * i));
-		h[30 + i] = (uint8_t)(o->req_ip >> (24 - 8 * i));
-	}
-	for (int i = 14; i < 34; i += 2)
-		s += (uint32_t)h[i] << 8 | h[i + 1];
-	s = csum_fold(s);
-	h[24] = (uint8_t)(s >> 8);
-	h[25] = (uint8_t)s;
-	h[34] = (uint8_t)(o->local_port >> 8);
-	h[35] = (uint8_t)o->local_port;
-	h[36] = (uint8_t)(o->req_port >> 8);
-	h[37] = (uint8_t)o->req_port;
-	h[39] = 8 + ITCH_MOLD_HDR;            /* UDP checksum 0: none (IPv4) */
-}
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* The CPU path's handler: the packet function of itch_state.h, timed by the CPU's clock. */
-static uint16_t
-itch_packet(struct gnio_pkt *pk, void *state)
-{
-	struct itch_state *st = state;
-
-	st->feed.rx_tsc = gnio_handler_rx_tsc();
-	return itch_on_packet(st, pk, now_ns());
-}
-
-/* While a packet is applied, the next one's lookups are on their way (itch_ahead()). */
-static void
-itch_next(const struct gnio_pkt *pk, void *state)
-{
-	itch_ahead(state, pk);
-}
-
-/* An item's packets, one after another, the next one's lookups asked for ahead. */
-static uint32_t
-itch_item_loop(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, uint16_t *verdicts,
-		void *state)
-{
-	GNIO_HOST_ITEM_BODY_AHEAD(itch_packet, itch_next)
-}
-
-/* The CPU path's item, the state held while its packets are handled (itch_hold(): the gap timer between items). */
-static uint32_t
-itch_item(void *const *mbufs, uint32_t nb, uint16_t rx_port, uint16_t tx_port, uint16_t *verdicts, void *state)
-{
-	uint32_t r;
-
-	itch_hold(state, ITCH_BUSY_WORKER);
-	r = itch_item_loop(mbufs, nb, rx_port, tx_port, verdicts, state);
-	itch_let_go(state);
-	return r;
-}
-
-/* One packet, the state held. */
-static uint16_t
-itch_packet_held(struct gnio_pkt *pk, void *state)
-{
-	uint16_t v;
-
-	itch_hold(state, ITCH_BUSY_WORKER);
-	v = itch_packet(pk, state);
-	itch_let_go(state);
-	return v;
-}
-
 static const struct gnio_handler itch_handler = { "itch", "ITCH 5.0 over MoldUDP64 into an order book (gnio-itch)",
 	0, itch_item, NULL, itch_packet_held, NULL };
 
@@ -397,26 +277,6 @@ __attribute__((constructor)) static void
 itch_handler_register(void)
 {
 	gnio_handler_register(&itch_handler);
-}
-
-/*
- * The CPU paths' gap timer between packets, on the main lcore (@p st: the
- * state the worker lcore handles, host memory): a gap open longer than the
- * timeout is given up now, whether a packet comes or not (itch_feed_tick()).
- * The state is taken only when it is free (the worker's packets run the timer
- * themselves); the events of the messages it lets apply have no packet's RX
- * time (0).
- */
-static void
-itch_timer(struct itch_state *st)
-{
-	uint64_t since = __atomic_load_n(&st->feed.gap_since_ns, __ATOMIC_RELAXED), now = now_ns();
-
-	if (since == 0 || now - since <= st->feed.gap_timeout_ns || !itch_try_hold(st, ITCH_BUSY_MAIN))
-		return;
-	st->feed.rx_tsc = 0;
-	itch_feed_tick(&st->feed, now);
-	itch_let_go(st);
 }
 
 #if !GNIO_ITCH_CUDA
@@ -675,7 +535,7 @@ main(int argc, char **argv)
 				feed_bytes);
 	}
 	rte_eth_macaddr_get(ports[0], &mac);
-	request_headers(st->feed.req_hdr, &o, &mac);
+	itch_request_headers(st->feed.req_hdr, o.local_ip, o.local_port, o.req_ip, o.req_port, &mac);
 	if (gnio_pipeline_state_write(p, 0, 0, st, size) != 0)
 		app_fail("%s", "cannot write the book's state");
 	if (o.bbo != NULL && (bbo = fopen(o.bbo, "w")) == NULL)
