@@ -12,7 +12,8 @@
  *                [--every N] [--max N] [--gpu]
  *
  * --out: a line a prediction, msg_seq,locate,logit_down,logit_flat,logit_up
- * (%.9g, or the float32 bits in hex with --hex); --rows-out: a line a row,
+ * (%.9g, or the float32 bits in hex with --hex: trader_out.h, gnio-trader's
+ * --signals-csv too); --rows-out: a line a row,
  * msg_seq,locate, then the row's TR_F floats' bits in hex. A line that is not
  * seven unsigned integers is counted as malformed and skipped. Exits 0; 1
  * when a file cannot be read or written, or the GPU's bits differ from the
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "lstm.h"
+#include "trader_out.h"
 #if GNIO_TRADER_CUDA
 #include "lstm_gpu.h"
 #endif
@@ -129,15 +131,6 @@ tm_line(const char *s, uint64_t *seq, uint32_t *locate, struct tr_bbo *b)
 	return 0;
 }
 
-static uint32_t
-tm_bits(float f)
-{
-	uint32_t b;
-
-	memcpy(&b, &f, sizeof(b));
-	return b;
-}
-
 /* What --gpu compares: each line's BBO and its stock's previous, each prediction's window and logits. */
 struct tm_keep {
 	struct tr_bbo *now, *prev;
@@ -233,14 +226,14 @@ tm_gpu(const struct tr_lstm *m, struct tm_keep *k)
 	}
 	tr_gpu_close(g);
 	for (uint64_t i = 0; i < k->nrows * TR_F; i++)
-		if (tm_bits(rows[i]) != tm_bits(k->rows[i]) && bad_rows++ < 5)
+		if (tr_bits(rows[i]) != tr_bits(k->rows[i]) && bad_rows++ < 5)
 			fprintf(stderr, "trader-model: row %" PRIu64 " feature %" PRIu64 ": GPU %08x, CPU %08x\n",
-				i / TR_F, i % TR_F, tm_bits(rows[i]), tm_bits(k->rows[i]));
+				i / TR_F, i % TR_F, tr_bits(rows[i]), tr_bits(k->rows[i]));
 	for (uint64_t i = 0; i < fl; i++)
-		if (tm_bits(out[i]) != tm_bits(k->logits[i]) && bad_out++ < 5)
+		if (tr_bits(out[i]) != tr_bits(k->logits[i]) && bad_out++ < 5)
 			fprintf(stderr, "trader-model: prediction %" PRIu64 " logit %" PRIu64 ": GPU %08x (%.9g), "
-				"CPU %08x (%.9g)\n", i / TR_OUT, i % TR_OUT, tm_bits(out[i]), out[i],
-				tm_bits(k->logits[i]), k->logits[i]);
+				"CPU %08x (%.9g)\n", i / TR_OUT, i % TR_OUT, tr_bits(out[i]), out[i],
+				tr_bits(k->logits[i]), k->logits[i]);
 	if (k->nwin > 0) {
 		double us = 1000.0 / info.clock_khz;
 		uint64_t n = k->nwin;
@@ -324,7 +317,7 @@ main(int argc, char **argv)
 		if (rows_out != NULL) {
 			fprintf(rows_out, "%" PRIu64 ",%u", seq, loc);
 			for (uint32_t f = 0; f < TR_F; f++)
-				fprintf(rows_out, ",%08x", tm_bits(row[f]));
+				fprintf(rows_out, ",%08x", tr_bits(row[f]));
 			fputc('\n', rows_out);
 		}
 		if (o.gpu)
@@ -335,13 +328,8 @@ main(int argc, char **argv)
 			tr_hist_window(hist[loc], m.window, win);
 			tr_lstm_cpu(&m, (const float (*)[TR_F])win, y);
 			preds++;
-			if (out != NULL) {
-				if (o.hex)
-					fprintf(out, "%" PRIu64 ",%u,%08x,%08x,%08x\n", seq, loc, tm_bits(y[0]),
-						tm_bits(y[1]), tm_bits(y[2]));
-				else
-					fprintf(out, "%" PRIu64 ",%u,%.9g,%.9g,%.9g\n", seq, loc, y[0], y[1], y[2]);
-			}
+			if (out != NULL)
+				tr_out_line(out, seq, loc, y, o.hex);
 			if (o.gpu)
 				tm_keep_win(&k, &win[0][0], (size_t)m.window * TR_F, y);
 		}
