@@ -11,6 +11,9 @@
  *        [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] [--inline-bytes N]
  *        [--cuda-warps N] [--completion auto|rx|lcore]
  *        [--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]
+ *        [--config FILE.yaml]
+ * --config: gnio_conf's fields from a YAML file, under the options given
+ * (apps/common's gnio_app_options(); README.md lists the fields gnio-infer takes).
  * --inline-bytes: the low-latency path (flagged lines, each request's first N
  * bytes copied into the line the GPU polls; per packet mode).
  * --mode batch: the requests as rows of DLPack tensors (<gnio/gnio_batch.h>), a
@@ -104,82 +107,134 @@ infer_data(const char *file, const char *opt, char *buf, size_t len)
 	return NULL;
 }
 
+static const struct option infer_long[] = {
+	{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
+	{ "model", required_argument, NULL, 'M' }, { "udp-port", required_argument, NULL, 'u' },
+	{ "max-packets", required_argument, NULL, 'm' }, { "duration", required_argument, NULL, 't' },
+	{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
+	{ "mode", required_argument, NULL, 'o' }, { "batch-rows", required_argument, NULL, 'r' },
+	{ "batch-us", required_argument, NULL, 'T' },
+	{ "slow-consumer-us", required_argument, NULL, 'S' },
+	{ "prefill", required_argument, NULL, 'F' }, { "rx-cores", required_argument, NULL, 'R' },
+	{ "inline-bytes", required_argument, NULL, 'I' },
+	{ "cuda-warps", required_argument, NULL, 'W' },
+	{ "completion", required_argument, NULL, 'C' }, { "wire", required_argument, NULL, 'w' },
+	{ "wire-ports", required_argument, NULL, 'p' },
+	{ "wire-mbufs", required_argument, NULL, 'k' },
+	{ "testset", required_argument, NULL, 'X' }, { "item-pkts", required_argument, NULL, 'i' },
+	{ "config", required_argument, NULL, GNIO_APP_OPT_CONFIG },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * The options that set gnio_conf fields (a --config file's value of one is
+ * judged as the option's), and the fields gnio-infer sets itself: its
+ * handler or kernel (--mode, --consumer) and where the model sits in the
+ * handler's state.
+ */
+static const struct gnio_app_flag infer_flags[] = {
+	{ "consumer.name", "--consumer", 'c' }, { "gpu.name", "--gpu", 'G' },
+	{ "rx.max_packets", "--max-packets", 'm' }, { "rx.rx_pps", "--rx-pps", 'P' },
+	{ "rx.overload", "--backpressure", 'B' }, { "queue.flush_us", "--batch-us", 'T' },
+	{ "debug.slow_consumer_us", "--slow-consumer-us", 'S' },
+	{ "rx.prefill_len", "--prefill", 'F' }, { "rx.nb_cores", "--rx-cores", 'R' },
+	{ "queue.inline_bytes", "--inline-bytes", 'I' },
+	{ "consumer.cuda_warps", "--cuda-warps", 'W' },
+	{ "consumer.completion", "--completion", 'C' }, { "queue.item_pkts", "--item-pkts", 'i' },
+	{ "consumer.handler", NULL, 0 }, { "consumer.kernel", NULL, 0 },
+	{ "consumer.state_shared", NULL, 0 },
+	{ NULL, NULL, 0 },
+};
+
+/* What infer_option() needs besides the option. */
+struct infer_parse_ctx {
+	struct opts *o;
+	char **argv;
+};
+
+/* One option, from the command line or a --config file's field (gnio_app_options()). */
 static void
-parse(int argc, char **argv, struct opts *o)
+infer_option(int c, const char *arg, void *ctx)
 {
-	static const struct option lo[] = {
-		{ "consumer", required_argument, NULL, 'c' }, { "gpu", required_argument, NULL, 'G' },
-		{ "model", required_argument, NULL, 'M' }, { "udp-port", required_argument, NULL, 'u' },
-		{ "max-packets", required_argument, NULL, 'm' }, { "duration", required_argument, NULL, 't' },
-		{ "rx-pps", required_argument, NULL, 'P' }, { "backpressure", no_argument, NULL, 'B' },
-		{ "mode", required_argument, NULL, 'o' }, { "batch-rows", required_argument, NULL, 'r' },
-		{ "batch-us", required_argument, NULL, 'T' }, { "slow-consumer-us", required_argument, NULL, 'S' },
-		{ "prefill", required_argument, NULL, 'F' }, { "rx-cores", required_argument, NULL, 'R' },
-		{ "inline-bytes", required_argument, NULL, 'I' }, { "cuda-warps", required_argument, NULL, 'W' },
-		{ "completion", required_argument, NULL, 'C' }, { "wire", required_argument, NULL, 'w' },
-		{ "wire-ports", required_argument, NULL, 'p' }, { "wire-mbufs", required_argument, NULL, 'k' },
-		{ "testset", required_argument, NULL, 'X' }, { "item-pkts", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct infer_parse_ctx *x = ctx;
+	struct opts *o = x->o;
+
+	switch (c) {
+	case 'c': o->consumer = arg; break;
+	case 'G': o->gpu = arg; break;
+	case 'M': o->model = arg; break;
+	case 'u': o->udp_port = (uint32_t)num("--udp-port", arg, 0, 65535); break;
+	case 'm': o->max_packets = num("--max-packets", arg, 1, UINT64_MAX); break;
+	case 't': o->duration = (uint32_t)num("--duration", arg, 1, 86400); break;
+	case 'P': o->rx_pps = num("--rx-pps", arg, 1, 1000000000); break;
+	/* (A --config file's rx.overload: backpressure or drop, the library's values.) */
+	case 'B': o->backpressure = arg == NULL || strcmp(arg, "backpressure") == 0; break;
+	case 'o':
+		if (strcmp(arg, "packet") != 0 && strcmp(arg, "batch") != 0 &&
+				strcmp(arg, "records") != 0)
+			app_fail("--mode=%s: packet, batch or records", arg);
+		o->mode = arg;
+		break;
+	case 'r': o->batch_rows = (uint32_t)num("--batch-rows", arg, 1, 1024); break;
+	case 'T': o->batch_us = (uint32_t)num("--batch-us", arg, 1, 1000000); break;
+	case 'S': o->slow_us = (uint32_t)num("--slow-consumer-us", arg, 1, 1000000); break;
+	case 'F': o->prefill = (uint32_t)num("--prefill", arg, 64, 9000); break;
+	case 'R': o->rx_cores = (uint32_t)num("--rx-cores", arg, 1, 128); break;
+	case 'I': o->inline_bytes = (uint32_t)num("--inline-bytes", arg, 64, 1024); break;
+	case 'W': o->warps = (uint32_t)num("--cuda-warps", arg, 1, 64); break;
+	case 'C':
+		if (strcmp(arg, "auto") != 0 && strcmp(arg, "rx") != 0 && strcmp(arg, "lcore") != 0)
+			app_fail("--completion=%s: auto, rx or lcore", arg);
+		o->completion = strcmp(arg, "rx") == 0 ? GNIO_COMPLETION_RX :
+			strcmp(arg, "lcore") == 0 ? GNIO_COMPLETION_LCORE : GNIO_COMPLETION_AUTO;
+		break;
+	case 'w': o->wire = (uint32_t)num("--wire", arg, 1, 64); break;
+	case 'p': o->wire_ports = (uint32_t)num("--wire-ports", arg, 1, 64); break;
+	case 'k': o->wire_mbufs = (uint32_t)num("--wire-mbufs", arg, 64, 1u << 20); break;
+	case 'X': o->testset = arg; break;
+	case 'i': o->item_pkts = (uint32_t)num("--item-pkts", arg, 1, 1024); break;
+	case 'h':
+		printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
+				"cuda-staged|cuda-batch|cuda-kernel] [--gpu NAME] [--model FILE] "
+				"[--udp-port N (0: any)] [--max-packets N] [--duration S] [--rx-pps N] "
+				"[--backpressure] [--mode packet|batch|records] [--batch-rows B] "
+				"[--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
+				"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore] "
+				"[--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] "
+				"[--testset FILE]] [--config FILE.yaml]\n"
+				"--model, --testset: by default digits-mlp.bin, digits-test.bin in "
+				"$GNIO_INFER_DATA if set, else beside the binary, in BINARY-DIR/%s, "
+				"or in %s\n"
+				"--config: gnio_conf's fields from a YAML file (rx.burst, mem.nb_mbufs, "
+				"...; consumer.name is --consumer's), the options given here "
+				"overriding it\n",
+				GNIO_INFER_DATA_REL[0] != '\0' ? GNIO_INFER_DATA_REL : ".",
+				GNIO_INFER_DATADIR);
+		exit(0);
+	default:
+		app_fail("%s: unknown option or missing value (see --help)", x->argv[optind - 1]);
+	}
+}
+
+/*
+ * The options, --config's file under them, into @p o and the pipeline's
+ * configuration @p conf (all but its ports), judged before the EAL starts.
+ */
+static void
+parse(int argc, char **argv, struct opts *o, struct gnio_conf *conf)
+{
 	static char model_path[PATH_MAX + 64], testset_path[PATH_MAX + 64];
-	int c;
+	struct infer_parse_ctx x = { o, argv };
+	int first;
 
 	*o = (struct opts){ .consumer = "host", .udp_port = 5005, .mode = "packet", .batch_rows = 64,
 		.wire_mbufs = 2048 };
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 'c': o->consumer = optarg; break;
-		case 'G': o->gpu = optarg; break;
-		case 'M': o->model = optarg; break;
-		case 'u': o->udp_port = (uint32_t)num("--udp-port", optarg, 0, 65535); break;
-		case 'm': o->max_packets = num("--max-packets", optarg, 1, UINT64_MAX); break;
-		case 't': o->duration = (uint32_t)num("--duration", optarg, 1, 86400); break;
-		case 'P': o->rx_pps = num("--rx-pps", optarg, 1, 1000000000); break;
-		case 'B': o->backpressure = true; break;
-		case 'o':
-			if (strcmp(optarg, "packet") != 0 && strcmp(optarg, "batch") != 0 &&
-					strcmp(optarg, "records") != 0)
-				app_fail("--mode=%s: packet, batch or records", optarg);
-			o->mode = optarg;
-			break;
-		case 'r': o->batch_rows = (uint32_t)num("--batch-rows", optarg, 1, 1024); break;
-		case 'T': o->batch_us = (uint32_t)num("--batch-us", optarg, 1, 1000000); break;
-		case 'S': o->slow_us = (uint32_t)num("--slow-consumer-us", optarg, 1, 1000000); break;
-		case 'F': o->prefill = (uint32_t)num("--prefill", optarg, 64, 9000); break;
-		case 'R': o->rx_cores = (uint32_t)num("--rx-cores", optarg, 1, 128); break;
-		case 'I': o->inline_bytes = (uint32_t)num("--inline-bytes", optarg, 64, 1024); break;
-		case 'W': o->warps = (uint32_t)num("--cuda-warps", optarg, 1, 64); break;
-		case 'C':
-			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "rx") != 0 && strcmp(optarg, "lcore") != 0)
-				app_fail("--completion=%s: auto, rx or lcore", optarg);
-			o->completion = strcmp(optarg, "rx") == 0 ? GNIO_COMPLETION_RX :
-				strcmp(optarg, "lcore") == 0 ? GNIO_COMPLETION_LCORE : GNIO_COMPLETION_AUTO;
-			break;
-		case 'w': o->wire = (uint32_t)num("--wire", optarg, 1, 64); break;
-		case 'p': o->wire_ports = (uint32_t)num("--wire-ports", optarg, 1, 64); break;
-		case 'k': o->wire_mbufs = (uint32_t)num("--wire-mbufs", optarg, 64, 1u << 20); break;
-		case 'X': o->testset = optarg; break;
-		case 'i': o->item_pkts = (uint32_t)num("--item-pkts", optarg, 1, 1024); break;
-		case 'h':
-			printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
-					"cuda-staged|cuda-batch|cuda-kernel] [--gpu NAME] [--model FILE] [--udp-port N (0: any)] "
-					"[--max-packets N] [--duration S] [--rx-pps N] [--backpressure] [--mode packet|batch|records] "
-					"[--batch-rows B] [--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
-					"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore] "
-					"[--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]\n"
-					"--model, --testset: by default digits-mlp.bin, digits-test.bin in $GNIO_INFER_DATA "
-					"if set, else beside the binary, in BINARY-DIR/%s, or in %s\n",
-					GNIO_INFER_DATA_REL[0] != '\0' ? GNIO_INFER_DATA_REL : ".", GNIO_INFER_DATADIR);
-			exit(0);
-		default:
-			app_fail("%s: unknown option or missing value (see --help)", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		app_fail("%s: unexpected argument", argv[optind]);
+	gnio_conf_defaults(conf);
+	first = gnio_app_options(APP, argc, argv, "", infer_long, infer_flags, conf, infer_option,
+			&x);
+	if (first < argc)
+		app_fail("%s: unexpected argument", argv[first]);
 #ifndef GNIO_INFER_BATCH
 	if (strcmp(o->mode, "packet") != 0)
 		app_fail("--mode=%s: built without DLPack (libdlpack-dev): per packet only", o->mode);
@@ -207,7 +262,55 @@ parse(int argc, char **argv, struct opts *o)
 	if (o->model == NULL)
 		o->model = infer_data("digits-mlp.bin", "--model", model_path, sizeof(model_path));
 	if (o->testset == NULL && o->wire != 0)
-		o->testset = infer_data("digits-test.bin", "--testset", testset_path, sizeof(testset_path));
+		o->testset = infer_data("digits-test.bin", "--testset", testset_path,
+				sizeof(testset_path));
+
+	conf->consumer.name = o->consumer;
+	conf->consumer.handler = strcmp(o->mode, "batch") == 0 ? "infer-batch" :
+		strcmp(o->mode, "records") == 0 ? "records" : "infer";
+	if (strcmp(o->consumer, "cuda-kernel") == 0) {
+		/* Records on the GPU, a batch function in the persistent kernel: packet memory it reads. */
+		conf->consumer.handler = NULL;
+		conf->consumer.kernel = "records-gpu";
+		if (gnio_app_config_line("mem.mode") == 0)
+			conf->mem.mode = GNIO_MEM_PINNED;
+	}
+	if (strcmp(o->mode, "packet") != 0) {
+		/* A batch is an item: B rows, or T us after its first (or the file's rx.burst). */
+		conf->queue.item_pkts = (uint16_t)o->batch_rows;
+		if (gnio_app_config_line("rx.burst") == 0)
+			conf->rx.burst = (uint16_t)RTE_MIN(o->batch_rows, 32u);
+	}
+	/* (0 unless --batch-us or the file: the library's, an item published as its burst ends.) */
+	conf->queue.flush_us = o->batch_us;
+	/*
+	 * An item a burst: a GPU warp answers 32 requests at once, one a lane, so
+	 * an item of 32 is one pass, and more items in flight keep more warps busy
+	 * (gnio's default, 4 bursts, needed four times the requests in flight for
+	 * the same rate: bench/results/h200-2026-12-01b run 4).
+	 */
+	if (strcmp(o->mode, "packet") == 0)
+		conf->queue.item_pkts = (uint16_t)(o->item_pkts != 0 ? o->item_pkts :
+				RTE_MAX(conf->rx.burst, 32));      /* (a --config file's rx.burst) */
+	/* The GPU kernels read the model from shared memory (one copy a block). */
+	conf->consumer.state_shared = (uint32_t)offsetof(struct infer_state, m);
+	conf->rx.max_packets = o->max_packets;
+	conf->rx.rx_pps = o->rx_pps;
+	/* Benchmarks on net_null (copy=0): every packet of the pool a UDP/IPv4 datagram of LEN bytes. */
+	conf->rx.prefill_len = (uint16_t)o->prefill;
+	if (o->rx_cores != 0)
+		conf->rx.nb_cores = (uint16_t)o->rx_cores;
+	conf->queue.inline_bytes = (uint16_t)o->inline_bytes;
+	conf->consumer.cuda_warps = o->warps;
+	conf->consumer.completion = (enum gnio_completion)o->completion;
+	conf->debug.slow_consumer_us = o->slow_us;   /* testing: a consumer slower than the traffic */
+	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
+	conf->rx.overload = o->backpressure ? GNIO_OVERLOAD_BACKPRESSURE : GNIO_OVERLOAD_DROP;
+	if (o->gpu != NULL)
+		conf->gpu.name = o->gpu;
+	else if (strcmp(o->consumer, "host") == 0)
+		conf->gpu.name = "host";
+	gnio_app_conf_check(APP, infer_flags, conf);
 }
 
 int
@@ -230,7 +333,7 @@ main(int argc, char **argv)
 
 	while (sep < argc && strcmp(argv[sep], "--") != 0)
 		sep++;
-	parse(argc - sep, argv + sep, &o);
+	parse(argc - sep, argv + sep, &o, &conf);
 	err_model = infer_model_read(o.model, &st.m);
 	if (err_model != NULL) {
 		snprintf(err, sizeof(err), "%s: %s", o.model, err_model);
@@ -262,51 +365,8 @@ main(int argc, char **argv)
 		nb = gnio_app_ports(APP, ports,
 				"no port (give the requests' port to the EAL, e.g. --vdev=net_pcap0,...)");
 	}
-	gnio_conf_defaults(&conf);
 	conf.ports.ids = ports;
 	conf.ports.nb = nb;
-	conf.consumer.name = o.consumer;
-	conf.consumer.handler = strcmp(o.mode, "batch") == 0 ? "infer-batch" :
-		strcmp(o.mode, "records") == 0 ? "records" : "infer";
-	if (strcmp(o.consumer, "cuda-kernel") == 0) {
-		/* Records on the GPU, a batch function in the persistent kernel: packet memory it reads. */
-		conf.consumer.handler = NULL;
-		conf.consumer.kernel = "records-gpu";
-		conf.mem.mode = GNIO_MEM_PINNED;
-	}
-	if (strcmp(o.mode, "packet") != 0) {
-		/* A batch is an item: B rows, or T us after its first. */
-		conf.queue.item_pkts = (uint16_t)o.batch_rows;
-		conf.rx.burst = (uint16_t)RTE_MIN(o.batch_rows, 32u);
-		conf.queue.flush_us = o.batch_us;
-	}
-	/*
-	 * An item a burst: a GPU warp answers 32 requests at once, one a lane, so
-	 * an item of 32 is one pass, and more items in flight keep more warps busy
-	 * (gnio's default, 4 bursts, needed four times the requests in flight for
-	 * the same rate: bench/results/h200-2026-12-01b run 4).
-	 */
-	if (strcmp(o.mode, "packet") == 0)
-		conf.queue.item_pkts = (uint16_t)(o.item_pkts != 0 ? o.item_pkts : 32);
-	/* The GPU kernels read the model from shared memory (one copy a block). */
-	conf.consumer.state_shared = (uint32_t)offsetof(struct infer_state, m);
-	conf.rx.max_packets = o.max_packets;
-	conf.rx.rx_pps = o.rx_pps;
-	/* Benchmarks on net_null (copy=0): every packet of the pool a UDP/IPv4 datagram of LEN bytes. */
-	conf.rx.prefill_len = (uint16_t)o.prefill;
-	if (o.rx_cores != 0)
-		conf.rx.nb_cores = (uint16_t)o.rx_cores;
-	conf.queue.inline_bytes = (uint16_t)o.inline_bytes;
-	conf.consumer.cuda_warps = o.warps;
-	conf.consumer.completion = (enum gnio_completion)o.completion;
-	conf.debug.slow_consumer_us = o.slow_us;   /* testing: a consumer slower than the traffic */
-	/* A full queue: stop receiving (the port counts what it misses) instead of dropping. */
-	if (o.backpressure)
-		conf.rx.overload = GNIO_OVERLOAD_BACKPRESSURE;
-	if (o.gpu != NULL)
-		conf.gpu.name = o.gpu;
-	else if (strcmp(o.consumer, "host") == 0)
-		conf.gpu.name = "host";
 	p = gnio_pipeline_create(&conf, err, sizeof(err));
 	if (p == NULL)
 		app_fail("%s", err);

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """--config FILE.yaml (gnio_conf's fields by their names, nested by part or in full) for
-gnio-testpmd and gnio-itch: the file's fields show in the run (gnio-testpmd's --json
-configuration, gnio-itch's counts); an option given beside the file overrides its field, an
-option left at its default does not; a field the app sets itself is refused; a bad file, field
-or value exits 2 with one line naming the file, its line and the field (with the app's option
-where it has one), before anything is forwarded. The argument names the app: testpmd or itch."""
+gnio-testpmd, gnio-itch and gnio-infer: the file's fields show in the run (gnio-testpmd's --json
+configuration, gnio-itch's and gnio-infer's counts); an option given beside the file overrides
+its field, an option left at its default does not; a field the app sets itself is refused; a bad
+file, field or value exits 2 with one line naming the file, its line and the field (with the
+app's option where it has one), before anything is forwarded. The argument names the app:
+testpmd, itch or infer."""
 import json
 import os
 import subprocess
@@ -16,6 +17,10 @@ from gnio_run import BUILD, TESTPMD, Checker, eal_mem
 SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 ITCH = os.path.join(BUILD, "apps", "gnio-itch", "gnio-itch")
 ITCHGEN = os.path.join(SRC, "apps", "gnio-itch", "gnio-itchgen")
+INFER = os.path.join(BUILD, "apps", "gnio-infer", "gnio-infer")
+INFER_CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
+INFER_MODEL = os.path.join(SRC, "apps", "gnio-infer", "digits-mlp.bin")
+INFER_TESTSET = os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")
 
 
 def write(d, name, text):
@@ -152,11 +157,60 @@ def itch(ck, d):
     one_line(ck, run(["--config", missing]), "gnio-itch", "no such file", "--config=%s: No such file" % missing)
 
 
+def infer(ck, d):
+    req = os.path.join(d, "req.pcap")
+    subprocess.run([sys.executable, INFER_CLIENT, "requests", "--out", req, "--testset", INFER_TESTSET],
+                   check=True, capture_output=True, timeout=120)
+    eal = ["-l", "0-1"] + eal_mem() + ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, os.path.join(d, "ans.pcap")),
+                                       "--", "--model", INFER_MODEL, "--duration", "5"]
+
+    def run(opts):
+        return subprocess.run([INFER] + eal + opts, capture_output=True, text=True, timeout=120)
+
+    # The file's rx.max_packets (--max-packets) ends the run at 100 of the 359 requests; its rx.burst
+    # (the library's field) under gnio-infer's item of 32 requests: the item follows it.
+    cfg = write(d, "infer.yaml", "rx:\n  max_packets: 100\n  burst: 64\nconsumer.name: host\n"
+                "queue.ring_items: 128\n")
+    r = run(["--config", cfg])
+    ck.check(r.returncode == 0 and "consumer host" in r.stdout and "gnio-infer: 100 answered, " in r.stdout and
+             "received 100 = transmitted 100 + dropped 0" in r.stdout,
+             "rx.max_packets: 100 and rx.burst: 64 from the file: exit %d %s" % (
+                 r.returncode, (r.stdout + r.stderr)[-400:]))
+    # --max-packets over the file's, wherever --config stands; the rest of the file stays.
+    for opts in (["--max-packets", "200", "--config", cfg], ["--config=" + cfg, "--max-packets=200"]):
+        r = run(opts)
+        ck.check(r.returncode == 0 and "received 200 = transmitted 200 + dropped 0" in r.stdout,
+                 "%s: --max-packets over the file's rx.max_packets: exit %d %s" % (
+                     opts, r.returncode, (r.stdout + r.stderr)[-400:]))
+    nosuch = write(d, "gpu.yaml", "rx.max_packets: 100\ngpu.name: nosuch\n")
+    one_line(ck, run(["--config", nosuch]), "gnio-infer", "gpu.name: nosuch",
+             nosuch + ":2: gpu.name (--gpu)=nosuch")
+    r = run(["--config", nosuch, "--gpu", "host"])
+    ck.check(r.returncode == 0 and "received 100 = transmitted 100 + dropped 0" in r.stdout,
+             "--gpu host over the file's gpu.name, its rx.max_packets kept: exit %d %s" % (
+                 r.returncode, (r.stdout + r.stderr)[-400:]))
+    cases, missing = common_refusals(d, "gnio-infer")
+    cases += [
+        ("queue.inline_bytes: 16\n", [], ["FILE:1: queue.inline_bytes (--inline-bytes)=16: out of range 64..1024"]),
+        ("rx:\n  max_packets: 0\n", [], ["FILE:2: rx.max_packets (--max-packets)=0: out of range 1.."]),
+        ("consumer:\n  name: cuda-kernel\n", [], ["FILE:2: consumer.name (--consumer)=cuda-kernel: for --mode records"]),
+        ("consumer.name: nosuch\n", [], ["FILE:1: consumer.name (--consumer)=nosuch"]),
+        ("queue.item_pkts: 64\n", ["--mode", "batch"], ["FILE:1: ", "queue.item_pkts (--item-pkts)",
+                                                          "a batch is an item of --batch-rows"]),
+        ("rx.burst: 0\n", [], ["FILE:1: rx.burst=0: must be 1..1024"]),
+        ("consumer.handler: io\n", [], ["FILE:1: consumer.handler: gnio-infer sets it itself"]),
+        ("consumer: {kernel: records-gpu}\n", [], ["FILE:1: consumer.kernel: gnio-infer sets it itself"]),
+        ("consumer.state_shared: 0\n", [], ["FILE:1: consumer.state_shared: gnio-infer sets it itself"]),
+    ]
+    bad_files(ck, d, run, "gnio-infer", cases)
+    one_line(ck, run(["--config", missing]), "gnio-infer", "no such file", "--config=%s: No such file" % missing)
+
+
 def main():
     app = sys.argv[1]
     ck = Checker("config-" + app)
     d = tempfile.mkdtemp(prefix="gnio-config-")
-    {"testpmd": testpmd, "itch": itch}[app](ck, d)
+    {"testpmd": testpmd, "itch": itch, "infer": infer}[app](ck, d)
     ck.finish()
 
 
