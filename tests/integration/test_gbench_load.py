@@ -3,10 +3,13 @@
 a few offered rates with short windows, then the rates past the list. Checks the plumbing, not
 the figures: every point present and conserved, offered = received + not received, each
 configuration's saturation point as its definition says (or "not reached"), results.json,
-results.csv, load.png and the printed table; bad load options exit 2 with one line."""
+results.csv, load.png and the printed table; bad load options exit 2 with one line. --config
+FILE.yaml goes to every gnio-testpmd run (its field in each point's --json, the file in
+results.json); a file gnio-testpmd refuses, or none, exits 2 with one line before any point."""
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,19 +46,49 @@ def bad_options(ck):
              "--bogus: rc %d, stderr %r" % (r.returncode, r.stderr))
 
 
+def bad_configs(ck, tmp):
+    """--config: a file gnio-testpmd refuses, or none, in one line naming it; nothing run."""
+    bad = os.path.join(tmp, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("rx:\n  burst: 16\n  bursts: 8\n")
+    missing = os.path.join(tmp, "no-such.yaml")
+    for path, says in ((bad, "gnio-bench: --config: gnio-testpmd: %s:3: rx.bursts: no such field" % bad),
+                       (missing, "gnio-bench: --config=%s: No such file" % missing)):
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([sys.executable, GBENCH, "--full", "--sections", "load", "--consumers", "host",
+                                "--no-baseline", "--out", d, "--config", path], capture_output=True, text=True,
+                               timeout=60)
+            lines = r.stderr.strip().splitlines()
+            ck.check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith(says) and not os.listdir(d),
+                     "--config %s: rc %d, stderr %r" % (path, r.returncode, r.stderr))
+
+
 def main():
     ck = Checker("gbench-load")
     bad_options(ck)
+    tmp = tempfile.mkdtemp(prefix="gnio-gbench-load-")
+    bad_configs(ck, tmp)
+    # A field no point's options set (drain_ms: at stop only), from the file into every run.
+    conf = os.path.join(tmp, "run.yaml")
+    with open(conf, "w") as f:
+        f.write("consumer:\n  drain_ms: 1234\n")
     with tempfile.TemporaryDirectory() as d:
         cmd = [sys.executable, GBENCH, "--full", "--sections", "load", "--consumers", "host", "--no-baseline",
                "--load-lcores", "1", "--load-rates", ",".join("%g" % x for x in RATES[::-1]),
-               "--load-max-mpps", "%g" % MAX_MPPS, "--warmup", "1", "--window", "1", "--out", d]
+               "--load-max-mpps", "%g" % MAX_MPPS, "--warmup", "1", "--window", "1", "--out", d,
+               "--config", conf]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
         print(r.stdout)
         sys.stderr.write(r.stderr)
         ck.check(r.returncode == 0, "gnio-bench exited %d" % r.returncode)
         doc = json.load(open(os.path.join(d, "results.json")))
         pts = doc["points"]
+        ck.check(doc.get("config") == conf and doc.get("config_text") == open(conf).read(),
+                 "results.json: config %r, config_text %r" % (doc.get("config"), doc.get("config_text")))
+        for i in range(1, len(pts) + 1):
+            js = os.path.join(d, "point-%03d.json" % i)
+            got = json.load(open(js)).get("drain_ms") if os.path.exists(js) else None
+            ck.check(got == 1234, "point %d: drain_ms %r, want the file's 1234" % (i, got))
         ck.check(all(p["section"] == "load" and p["consumer"] == "host" and p["rx_lcores"] == 1 for p in pts),
                  "points of other configurations: %r" % pts)
         for flavour, key in ((0, "host items32 x1"), (128, "host lines128 x1")):
@@ -112,6 +145,7 @@ def main():
                  "results.csv: %d load rows of %d points" % (len(rows), len(pts)))
         png = os.path.join(d, "load.png")
         ck.check(os.path.exists(png) and os.path.getsize(png) > 10000, "load.png not drawn")
+    shutil.rmtree(tmp, ignore_errors=True)
     return ck.finish()
 
 
