@@ -5,7 +5,8 @@ the figures: every point present and conserved, offered = received + not receive
 configuration's saturation point as its definition says (or "not reached"), results.json,
 results.csv, load.png and the printed table; bad load options exit 2 with one line. --config
 FILE.yaml goes to every gnio-testpmd run (its field in each point's --json, the file in
-results.json); a file gnio-testpmd refuses, or none, exits 2 with one line before any point."""
+results.json); a file gnio-testpmd refuses, or none, exits 2 with one line before any point; a
+file that ends the runs before their window (rx.max_packets) fails the points, never 0 Mpps."""
 import csv
 import json
 import os
@@ -63,11 +64,29 @@ def bad_configs(ck, tmp):
                      "--config %s: rc %d, stderr %r" % (path, r.returncode, r.stderr))
 
 
+def config_ends_run(ck, tmp):
+    """A --config whose rx.max_packets ends each run before its window: the point failed with
+    that reason and the bench exits 1, never a rate of 0."""
+    conf = os.path.join(tmp, "short.yaml")
+    with open(conf, "w") as f:
+        f.write("rx.max_packets: 1000\n")
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run([sys.executable, GBENCH, "--quick", "--sizes", "64", "--no-baseline", "--warmup", "1",
+                            "--window", "1", "--out", d, "--config", conf], capture_output=True, text=True,
+                           timeout=120)
+        res = os.path.join(d, "results.json")
+        pts = json.load(open(res))["points"] if os.path.exists(res) else []
+        ck.check(r.returncode == 1 and len(pts) == 1 and "processed_mpps" not in pts[0] and
+                 "ended before the measurement window" in pts[0].get("error", "") and " 0.00 " not in r.stdout,
+                 "rx.max_packets from --config: exit %d, points %r\n%s" % (r.returncode, pts, r.stdout[-400:]))
+
+
 def main():
     ck = Checker("gbench-load")
     bad_options(ck)
     tmp = tempfile.mkdtemp(prefix="gnio-gbench-load-")
     bad_configs(ck, tmp)
+    config_ends_run(ck, tmp)
     # A field no point's options set (drain_ms: at stop only), from the file into every run.
     conf = os.path.join(tmp, "run.yaml")
     with open(conf, "w") as f:
