@@ -288,11 +288,17 @@ fail:
 
 /* ---- batch handlers ---- */
 
+/*
+ * One call of a row or answer function: fn(packet, array, rx_port, tx_port) with the packet
+ * and @p buf (@p bytes of NumPy type @p np, writable or not) as views for that call only; the
+ * packet's verdict, or a drop as handler with the error kept (what: "row" or "answer").
+ */
 static uint16_t
-py_row(struct gpy_slot *s, struct gnio_pkt *pk, void *row)
+py_rows_call(struct gpy_slot *s, PyObject *fn, struct gnio_pkt *pk, void *buf, uint32_t bytes,
+		PyObject *np, bool writable, const char *what, const char *kept_msg)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
-	PyObject *pmv = NULL, *rmv = NULL, *pa, *ra = NULL, *r = NULL;
+	PyObject *pmv = NULL, *bmv = NULL, *pa, *ba = NULL, *r = NULL;
 	PyObject *et = NULL, *ev = NULL, *etb = NULL;
 	uint16_t v = gnio_verdict_drop(GNIO_DROP_HANDLER);
 	bool kept;
@@ -300,13 +306,13 @@ py_row(struct gpy_slot *s, struct gnio_pkt *pk, void *row)
 	s->calls++;
 	pa = view(pk->data, pk->len, np_uint8, true, &pmv);
 	if (pa != NULL)
-		ra = view(row, s->in_bytes, s->in_np, true, &rmv);
-	if (ra != NULL)
-		r = PyObject_CallFunction(s->row, "OOII", pa, ra, (unsigned int)pk->rx_port,
+		ba = view(buf, bytes, np, writable, &bmv);
+	if (ba != NULL)
+		r = PyObject_CallFunction(fn, "OOII", pa, ba, (unsigned int)pk->rx_port,
 				(unsigned int)pk->tx_port);
 	if (PyErr_Occurred())
 		call_failed(&et, &ev, &etb);
-	kept = !view_end(pa, pmv) | !view_end(ra, rmv);
+	kept = !view_end(pa, pmv) | !view_end(ba, bmv);
 	if (et != NULL) {
 		PyErr_Restore(et, ev, etb);
 		kept = false;
@@ -322,9 +328,8 @@ py_row(struct gpy_slot *s, struct gnio_pkt *pk, void *row)
 	}
 	if (PyErr_Occurred() || kept) {
 		if (!PyErr_Occurred())
-			PyErr_SetString(PyExc_BufferError,
-					"it kept a packet's or row's array past its call");
-		slot_failed(s, "row");
+			PyErr_SetString(PyExc_BufferError, kept_msg);
+		slot_failed(s, what);
 		v = gnio_verdict_drop(GNIO_DROP_HANDLER);
 	}
 	PyGILState_Release(g);
@@ -332,46 +337,17 @@ py_row(struct gpy_slot *s, struct gnio_pkt *pk, void *row)
 }
 
 static uint16_t
+py_row(struct gpy_slot *s, struct gnio_pkt *pk, void *row)
+{
+	return py_rows_call(s, s->row, pk, row, s->in_bytes, s->in_np, true, "row",
+			"it kept a packet's or row's array past its call");
+}
+
+static uint16_t
 py_answer(struct gpy_slot *s, struct gnio_pkt *pk, const void *out_row)
 {
-	PyGILState_STATE g = PyGILState_Ensure();
-	PyObject *pmv = NULL, *omv = NULL, *pa, *oa = NULL, *r = NULL;
-	PyObject *et = NULL, *ev = NULL, *etb = NULL;
-	uint16_t v = gnio_verdict_drop(GNIO_DROP_HANDLER);
-	bool kept;
-
-	s->calls++;
-	pa = view(pk->data, pk->len, np_uint8, true, &pmv);
-	if (pa != NULL)
-		oa = view((void *)(uintptr_t)out_row, s->out_bytes, s->out_np, false, &omv);
-	if (oa != NULL)
-		r = PyObject_CallFunction(s->answer, "OOII", pa, oa, (unsigned int)pk->rx_port,
-				(unsigned int)pk->tx_port);
-	if (PyErr_Occurred())
-		call_failed(&et, &ev, &etb);
-	kept = !view_end(pa, pmv) | !view_end(oa, omv);
-	if (et != NULL) {
-		PyErr_Restore(et, ev, etb);
-		kept = false;
-	}
-	if (r != NULL) {
-		unsigned long x = PyLong_AsUnsignedLong(r);
-
-		if (!PyErr_Occurred() && x <= UINT16_MAX)
-			v = (uint16_t)x;
-		else if (!PyErr_Occurred())
-			PyErr_Format(PyExc_ValueError, "verdict %lu out of range", x);
-		Py_DECREF(r);
-	}
-	if (PyErr_Occurred() || kept) {
-		if (!PyErr_Occurred())
-			PyErr_SetString(PyExc_BufferError,
-					"it kept a packet's array past its call");
-		slot_failed(s, "answer");
-		v = gnio_verdict_drop(GNIO_DROP_HANDLER);
-	}
-	PyGILState_Release(g);
-	return v;
+	return py_rows_call(s, s->answer, pk, (void *)(uintptr_t)out_row, s->out_bytes,
+			s->out_np, false, "answer", "it kept a packet's array past its call");
 }
 
 /* The host consumer's item: the GIL held through it when rows and answers are Python's. */
