@@ -15,6 +15,7 @@
 #include <rte_pause.h>
 #include <rte_udp.h>
 
+#include "gnio_app_udp.h"
 #include "trader_serve.h"
 
 /* @p fmt into @p err; -1. */
@@ -23,45 +24,15 @@
 	return -1; \
 } while (0)
 
-static uint8_t *
-sv_put64(uint8_t *p, uint64_t v)
-{
-	v = rte_cpu_to_be_64(v);
-	memcpy(p, &v, 8);
-	return p + 8;
-}
-
-static uint8_t *
-sv_put32(uint8_t *p, uint32_t v)
-{
-	v = rte_cpu_to_be_32(v);
-	memcpy(p, &v, 4);
-	return p + 4;
-}
-
 /* The signal's headers of @p s's port, to @p a: Ethernet, IPv4 (its checksum in), UDP (checksum 0). */
 static void
 sv_headers(uint8_t *h, uint16_t port, const struct tr_signal_addr *a)
 {
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)h;
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	struct rte_ether_addr mac;
 
-	memset(h, 0, TR_SIGNAL_HDRS);
-	rte_ether_addr_copy(&a->dst_mac, &eth->dst_addr);
-	rte_eth_macaddr_get(port, &eth->src_addr);
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*udp) + TR_SIGNAL_PAYLOAD);
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->src_addr = rte_cpu_to_be_32(a->src_ip);
-	ip->dst_addr = rte_cpu_to_be_32(a->dst_ip);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->src_port = rte_cpu_to_be_16(a->src_port);
-	udp->dst_port = rte_cpu_to_be_16(a->dst_port);
-	udp->dgram_len = rte_cpu_to_be_16(sizeof(*udp) + TR_SIGNAL_PAYLOAD);
+	rte_eth_macaddr_get(port, &mac);
+	gnio_app_udp_headers(h, &mac, &a->dst_mac, a->src_ip, a->src_port, a->dst_ip, a->dst_port,
+			TR_SIGNAL_PAYLOAD, RTE_IPV4_HDR_DF_FLAG);
 }
 
 int
@@ -143,24 +114,24 @@ sv_signal(struct tr_model_lcore *lc, struct tr_result *r)
 	h = (uint8_t *)rte_pktmbuf_append(mb, TR_SIGNAL_HDRS + TR_SIGNAL_PAYLOAD);
 	memcpy(h, lc->hdr, TR_SIGNAL_HDRS);
 	p = h + TR_SIGNAL_HDRS;
-	p = sv_put64(p, r->index);
-	p = sv_put64(p, r->seq);
+	p = gnio_app_put64(p, r->index);
+	p = gnio_app_put64(p, r->seq);
 	p[0] = (uint8_t)(r->locate >> 8);
 	p[1] = (uint8_t)r->locate;
 	p[2] = TR_OUT;
 	p[3] = 0;
-	p = sv_put32(p + 4, s->m->hidden);
-	p = sv_put64(p, r->itch_ts);
-	p = sv_put64(p, tr_serve_real_ns(s, r->t_rx));
+	p = gnio_app_put32(p + 4, s->m->hidden);
+	p = gnio_app_put64(p, r->itch_ts);
+	p = gnio_app_put64(p, tr_serve_real_ns(s, r->t_rx));
 	for (uint32_t k = 0; k < TR_OUT; k++) {
 		uint32_t b;
 
 		memcpy(&b, &r->y[k], 4);
-		sv_put32(p + 8 + 4 * k, b);
+		gnio_app_put32(p + 8 + 4 * k, b);
 	}
-	sv_put32(p + 8 + 4 * TR_OUT, 0);
+	gnio_app_put32(p + 8 + 4 * TR_OUT, 0);
 	r->t_tx = rte_rdtsc();
-	sv_put64(p, tr_serve_real_ns(s, r->t_tx));
+	gnio_app_put64(p, tr_serve_real_ns(s, r->t_tx));
 	ip = (struct rte_ipv4_hdr *)(h + sizeof(struct rte_ether_hdr));
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
