@@ -116,7 +116,7 @@ gs_hugepages() {
 # gs_mem MB: EAL's memory options for a direct run.
 gs_mem() {
 	if [ "$GNIO_NO_HUGE" = 1 ]; then
-		# (--in-memory does not go with --no-huge: a prefix of this session's own instead)
+		# (--in-memory does not go with --no-huge: a prefix of this gpu-session run's own instead)
 		echo "--no-huge -m $1 --file-prefix=gnio-gs-$GS_SESSION"
 	else
 		echo "--in-memory -m $1"
