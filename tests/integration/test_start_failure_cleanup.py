@@ -70,7 +70,7 @@ def main():
         (ITCH, ["--gpu", "nope"], "nope"),
         (ITCH, ["--orders", str(1 << 28), "--levels", str(1 << 28)], "book's state"),
         (INFER, ["--gpu", "nope"], "nope"),
-        (INFER, ["--inline-bytes", "100"], "inline_bytes"),
+        (INFER, ["--inline-bytes", "100"], "--inline-bytes"),   # the field named by its option
     ]
     if no_cuda_gpu():
         # Consumers that need a CUDA GPU, on a machine without one.
