@@ -10,8 +10,7 @@
  *        [--backpressure] [--mode packet|batch|records] [--batch-rows B] [--batch-us T]
  *        [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] [--inline-bytes N]
  *        [--cuda-warps N] [--completion auto|rx|lcore]
- *        [--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]]
- *        [--config FILE.yaml]
+ *        [--item-pkts N] [--config FILE.yaml]
  * --config: gnio_conf's fields from a YAML file, under the options given
  * (apps/common's gnio_app_options(); README.md lists the fields gnio-infer takes).
  * --inline-bytes: the low-latency path (flagged lines, each request's first N
@@ -23,6 +22,10 @@
  * 1472-byte UDP records as rows, every byte read (infer_records.c; with
  * --consumer cuda-kernel, a batch function inside the persistent kernel,
  * infer_records_gpu.cu).
+ * Built with GNIO_INFER_WIRE (bench/infer-wire: gnio-infer-wire, a benchmark,
+ * not installed): the software wire as well, [--wire N [--wire-ports P]
+ * [--wire-mbufs K] [--testset FILE]] (bench/infer-wire/infer_wire.c); the
+ * product gnio-infer has no such option.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,17 +47,29 @@
 
 #include "gnio_app.h"
 #include "infer_mlp.h"
+#ifdef GNIO_INFER_WIRE
 #include "infer_wire.h"
 
+#define APP "gnio-infer-wire"
+#define INFER_WIRE_USAGE "[--wire N [--wire-ports P] [--wire-mbufs K] [--testset FILE]] "
+#define INFER_DATA_USAGE "--model, --testset: by default digits-mlp.bin, digits-test.bin"
+#else
 #define APP "gnio-infer"
+#define INFER_WIRE_USAGE ""
+#define INFER_DATA_USAGE "--model: by default digits-mlp.bin"
+#endif
 
 struct opts {
-	const char *consumer, *gpu, *model, *mode, *testset;
+	const char *consumer, *gpu, *model, *mode;
 	uint64_t max_packets, rx_pps;
 	uint32_t udp_port, duration, batch_rows, batch_us, slow_us, prefill, rx_cores, inline_bytes, warps;
-	uint32_t wire, wire_ports, wire_mbufs, item_pkts;
+	uint32_t item_pkts;
 	int completion;
 	bool backpressure;
+#ifdef GNIO_INFER_WIRE
+	const char *testset;   /* the wire's options */
+	uint32_t wire, wire_ports, wire_mbufs;
+#endif
 };
 
 #define app_fail(fmt, arg) gnio_app_fail(APP, fmt, arg)
@@ -118,10 +133,12 @@ static const struct option infer_long[] = {
 	{ "prefill", required_argument, NULL, 'F' }, { "rx-cores", required_argument, NULL, 'R' },
 	{ "inline-bytes", required_argument, NULL, 'I' },
 	{ "cuda-warps", required_argument, NULL, 'W' },
-	{ "completion", required_argument, NULL, 'C' }, { "wire", required_argument, NULL, 'w' },
-	{ "wire-ports", required_argument, NULL, 'p' },
-	{ "wire-mbufs", required_argument, NULL, 'k' },
-	{ "testset", required_argument, NULL, 'X' }, { "item-pkts", required_argument, NULL, 'i' },
+	{ "completion", required_argument, NULL, 'C' },
+	{ "item-pkts", required_argument, NULL, 'i' },
+#ifdef GNIO_INFER_WIRE
+	{ "wire", required_argument, NULL, 'w' }, { "wire-ports", required_argument, NULL, 'p' },
+	{ "wire-mbufs", required_argument, NULL, 'k' }, { "testset", required_argument, NULL, 'X' },
+#endif
 	{ "config", required_argument, NULL, GNIO_APP_OPT_CONFIG },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -189,11 +206,13 @@ infer_option(int c, const char *arg, void *ctx)
 		o->completion = strcmp(arg, "rx") == 0 ? GNIO_COMPLETION_RX :
 			strcmp(arg, "lcore") == 0 ? GNIO_COMPLETION_LCORE : GNIO_COMPLETION_AUTO;
 		break;
+	case 'i': o->item_pkts = (uint32_t)num("--item-pkts", arg, 1, 1024); break;
+#ifdef GNIO_INFER_WIRE
 	case 'w': o->wire = (uint32_t)num("--wire", arg, 1, 64); break;
 	case 'p': o->wire_ports = (uint32_t)num("--wire-ports", arg, 1, 64); break;
 	case 'k': o->wire_mbufs = (uint32_t)num("--wire-mbufs", arg, 64, 1u << 20); break;
 	case 'X': o->testset = arg; break;
-	case 'i': o->item_pkts = (uint32_t)num("--item-pkts", arg, 1, 1024); break;
+#endif
 	case 'h':
 		printf("usage: " APP " EAL-ARGS -- [--consumer host|cuda|cuda-burst|cuda-graph|"
 				"cuda-staged|cuda-batch|cuda-kernel] [--gpu NAME] [--model FILE] "
@@ -201,16 +220,14 @@ infer_option(int c, const char *arg, void *ctx)
 				"[--backpressure] [--mode packet|batch|records] [--batch-rows B] "
 				"[--batch-us T] [--slow-consumer-us N] [--prefill LEN] [--rx-cores N] "
 				"[--inline-bytes N] [--cuda-warps N] [--completion auto|rx|lcore] "
-				"[--item-pkts N] [--wire N [--wire-ports P] [--wire-mbufs K] "
-				"[--testset FILE]] [--config FILE.yaml]\n"
-				"--model, --testset: by default digits-mlp.bin, digits-test.bin in "
-				"$GNIO_INFER_DATA if set, else beside the binary, in BINARY-DIR/%s, "
-				"or in %s\n"
-				"--config: gnio_conf's fields from a YAML file (rx.burst, mem.nb_mbufs, "
-				"...; consumer.name is --consumer's), the options given here "
-				"overriding it\n",
-				GNIO_INFER_DATA_REL[0] != '\0' ? GNIO_INFER_DATA_REL : ".",
-				GNIO_INFER_DATADIR);
+				"[--item-pkts N] " INFER_WIRE_USAGE "[--config FILE.yaml]\n"
+				INFER_DATA_USAGE " in $GNIO_INFER_DATA if set, else beside the "
+				"binary");
+		if (GNIO_INFER_DATA_REL[0] != '\0')
+			printf(", in BINARY-DIR/%s", GNIO_INFER_DATA_REL);
+		printf(", or in %s\n--config: gnio_conf's fields from a YAML file (rx.burst, "
+				"mem.nb_mbufs, ...; consumer.name is --consumer's), the options given "
+				"here overriding it\n", GNIO_INFER_DATADIR);
 		exit(0);
 	default:
 		app_fail("%s: unknown option or missing value (see --help)", x->argv[optind - 1]);
@@ -224,12 +241,17 @@ infer_option(int c, const char *arg, void *ctx)
 static void
 parse(int argc, char **argv, struct opts *o, struct gnio_conf *conf)
 {
-	static char model_path[PATH_MAX + 64], testset_path[PATH_MAX + 64];
+	static char model_path[PATH_MAX + 64];
+#ifdef GNIO_INFER_WIRE
+	static char testset_path[PATH_MAX + 64];
+#endif
 	struct infer_parse_ctx x = { o, argv };
 	int first;
 
-	*o = (struct opts){ .consumer = "host", .udp_port = 5005, .mode = "packet", .batch_rows = 64,
-		.wire_mbufs = 2048 };
+	*o = (struct opts){ .consumer = "host", .udp_port = 5005, .mode = "packet", .batch_rows = 64 };
+#ifdef GNIO_INFER_WIRE
+	o->wire_mbufs = 2048;
+#endif
 	gnio_conf_defaults(conf);
 	first = gnio_app_options(APP, argc, argv, "", infer_long, infer_flags, conf, infer_option,
 			&x);
@@ -254,16 +276,20 @@ parse(int argc, char **argv, struct opts *o, struct gnio_conf *conf)
 #endif
 	if (o->item_pkts != 0 && strcmp(o->mode, "packet") != 0)
 		app_fail("--mode=%s: a batch is an item of --batch-rows (not --item-pkts)", o->mode);
+#ifdef GNIO_INFER_WIRE
 	if (o->wire != 0 && strcmp(o->mode, "packet") != 0)
 		app_fail("--mode=%s: the wire (--wire) writes requests: per packet only", o->mode);
 	if (o->wire == 0 && (o->wire_ports != 0 || o->testset != NULL))
 		app_fail("%s", "--wire-ports and --testset go with --wire");
+#endif
 	/* The data files where no option names them (the test split for the wire alone). */
 	if (o->model == NULL)
 		o->model = infer_data("digits-mlp.bin", "--model", model_path, sizeof(model_path));
+#ifdef GNIO_INFER_WIRE
 	if (o->testset == NULL && o->wire != 0)
 		o->testset = infer_data("digits-test.bin", "--testset", testset_path,
 				sizeof(testset_path));
+#endif
 
 	conf->consumer.name = o->consumer;
 	conf->consumer.handler = strcmp(o->mode, "batch") == 0 ? "infer-batch" :
@@ -324,8 +350,10 @@ main(int argc, char **argv)
 	struct gnio_check chk;
 	struct gnio_stats gs;
 	struct gnio_hist h;
+#ifdef GNIO_INFER_WIRE
 	struct infer_wire *wire = NULL;
 	struct infer_wire_counts wc;
+#endif
 	struct opts o;
 	const char *err_model;
 	char err[256];
@@ -345,6 +373,7 @@ main(int argc, char **argv)
 	gnio_app_eal_init(APP, eal_argc, argv);      /* every exit from here on cleans up */
 	/* dpdk-dumpcap: every burst on the ports is a pipeline lcore's, which a capture's end waits for. */
 	gnio_app_pdump_init(APP);
+#ifdef GNIO_INFER_WIRE
 	if (o.wire != 0) {
 		/* The wire's ring ports, one an RX lcore unless told. */
 		if (rte_eth_dev_count_avail() != 0) {
@@ -361,7 +390,9 @@ main(int argc, char **argv)
 				o.testset, &st.t, ports, err, sizeof(err));
 		if (wire == NULL)
 			app_fail("%s", err);
-	} else {
+	} else
+#endif
+	{
 		nb = gnio_app_ports(APP, ports,
 				"no port (give the requests' port to the EAL, e.g. --vdev=net_pcap0,...)");
 	}
@@ -378,6 +409,7 @@ main(int argc, char **argv)
 			app_fail("%s", "cannot write the model's state");
 	if (gnio_pipeline_start(p) != 0)
 		app_fail("cannot start: %s", gnio_pipeline_error(p));
+#ifdef GNIO_INFER_WIRE
 	if (wire != NULL) {
 		gnio_pipeline_stats(p, &gs, NULL, 0);
 		if (gs.nb_pools == 0 || infer_wire_start(wire, (uint16_t)o.wire, gs.pool[0].name, err,
@@ -389,6 +421,7 @@ main(int argc, char **argv)
 			app_fail("%s", gs.nb_pools == 0 ? "no mempool for the wire" : err);
 		}
 	}
+#endif
 	printf(APP ": %u port(s), UDP port %u, model %s, consumer %s\n", nb, o.udp_port, o.model,
 			gnio_pipeline_conf(p)->consumer.name);
 	fflush(stdout);
@@ -406,16 +439,20 @@ main(int argc, char **argv)
 		rte_delay_us_sleep(1000);
 	}
 	t1 = rte_get_timer_cycles();
+#ifdef GNIO_INFER_WIRE
 	if (wire != NULL && !infer_wire_stop(wire, err, sizeof(err))) {
 		fprintf(stderr, APP ": wire: %s\n", err);
 		ret = 1;
 	}
+#endif
 	if (gnio_pipeline_stop(p) != 0) {
 		fprintf(stderr, APP ": stop: %s\n", gnio_pipeline_error(p));
 		ret = 1;
 	}
+#ifdef GNIO_INFER_WIRE
 	if (wire != NULL)
 		infer_wire_drain(wire, &wc);
+#endif
 	gnio_pipeline_stats(p, &gs, NULL, 0);
 	gnio_pipeline_latency(p, &h);
 	gnio_pipeline_check(p, &chk);
@@ -469,6 +506,7 @@ main(int argc, char **argv)
 			ret = 1;
 	}
 #endif
+#ifdef GNIO_INFER_WIRE
 	if (wire != NULL) {
 		/* Every request written came back answered, was dropped with a reason, or was never received. */
 		bool ok = wc.wrong == 0 && wc.bad == 0 && wc.answered == chk.total.tx &&
@@ -481,6 +519,7 @@ main(int argc, char **argv)
 		if (!ok)
 			ret = 1;
 	}
+#endif
 	printf(APP ": received %" PRIu64 " = transmitted %" PRIu64 " + dropped %" PRIu64 ": %s; pools %s\n",
 			chk.total.rx, chk.total.tx, chk.dropped, chk.conserved ? "conserved" : "NOT CONSERVED",
 			chk.pools_full ? "full" : "NOT FULL");
@@ -488,7 +527,9 @@ main(int argc, char **argv)
 		ret = 1;
 	gnio_pdump_uninit();
 	gnio_pipeline_destroy(p);
+#ifdef GNIO_INFER_WIRE
 	infer_wire_free(wire);
+#endif
 	gnio_app_eal_cleanup();
 	return ret;
 }

@@ -12,10 +12,13 @@ requests come slower, every batch given back, the per-packet mode's answers fram
 a batch consumer slower than the traffic fills the ring, and its drops are counted. The Python
 example (examples/python/infer_dlpack.py on the module gnio: the batches in PyTorch, or NumPy where
 torch is missing) answers every request right. The sensor-ingest variant (--mode records) reads every byte of 1472-byte
-records in batches: the sum of their bytes is the generator's. The software wire (--wire: ring
-ports whose requests lcores of gnio-infer write and whose answers they check) answers every
-request with the CPU model's class, nothing unaccounted for; dpdk-dumpcap captures that port's
-requests and answers meanwhile (gnio_pdump_init()) and the run ends as without it.
+records in batches: the sum of their bytes is the generator's. The software wire
+(bench/infer-wire's gnio-infer-wire, gnio-infer built with the wire: ring ports whose requests
+lcores of the program write and whose answers they check) answers every request with the CPU
+model's class, nothing unaccounted for, finding its data files beside itself in the build tree;
+dpdk-dumpcap captures that port's requests and answers meanwhile (gnio_pdump_init()) and the run
+ends as without it. The product gnio-infer has no wire: no infer_wire code linked in, and each
+of the wire's options refused as unknown (exit 2, one line).
 Bad options and model files exit 2 with one line. The data files where no option names them:
 an install (meson install --destdir) run from where it was put finds its own model, and a binary
 with none beside it nor where GNIO_INFER_DATA says exits 2 with one line naming where it looked.
@@ -40,9 +43,10 @@ from gnio_run import BUILD, Checker, captured, cleanup_prefix, dumpcap, eal_mem,
 
 SRC = os.environ.get("GNIO_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 INFER = os.path.join(BUILD, "apps", "gnio-infer", "gnio-infer")
+INFER_WIRE = os.path.join(BUILD, "bench", "infer-wire", "gnio-infer-wire")
 CLIENT = os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-client")
 MODEL = os.path.join(SRC, "apps", "gnio-infer", "digits-mlp.bin")
-# Named on every run of the wire: a binary carried elsewhere (the GPU machine) has none beside it.
+# Named on the wire's runs on the GPU machine: a binary carried there has none beside it.
 TESTSET = os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")
 CL = SourceFileLoader("gnio_infer_client", CLIENT).load_module()
 REPEAT = 3
@@ -55,11 +59,11 @@ FRAMES = 359 * REPEAT + 11
 COUNTS = "%d answered, 5 malformed requests, 2 with bad checksums, 2 not requests, 0 dropped" % ANSWERED
 
 
-def infer(d, name, req, *args, wrap=True, lcores=("-l", "0-1")):
+def infer(d, name, req, *args, wrap=True, lcores=("-l", "0-1"), binary=INFER):
     out = os.path.join(d, name + "-answers.pcap")
     # The wrapper (compute-sanitizer) is for GPU code: a run of the host consumer makes no CUDA call.
     gpu = "--consumer" in args and args[list(args).index("--consumer") + 1] != "host"
-    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if wrap and gpu else []) + [INFER] + list(lcores) + \
+    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if wrap and gpu else []) + [binary] + list(lcores) + \
         eal_mem() + os.environ.get("GNIO_EAL_EXTRA", "").split() + \
         ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, out), "--", "--duration", "60", "--model", MODEL] + \
         list(args)
@@ -203,21 +207,43 @@ def records(ck, d, cons):
              "its bytes not in the sum), conservation" % cons)
 
 def wire(ck, cons, ports, lcores):
-    """The software wire on consumer @p cons: @p ports ring ports and RX lcores, a wire lcore each,
-    completion on the RX lcores; every answer the next id with the CPU model's class, every
-    request written answered or left unreceived, the wire's counts the pipeline's."""
+    """The software wire (gnio-infer-wire) on consumer @p cons: @p ports ring ports and RX lcores,
+    a wire lcore each, completion on the RX lcores; every answer the next id with the CPU model's
+    class, every request written answered or left unreceived, the wire's counts the pipeline's.
+    The host consumer's run names no data file: the build tree's copies beside the binary."""
     gpu = cons != "host"
-    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if gpu else []) + [INFER] + list(lcores) + eal_mem() + \
-        os.environ.get("GNIO_EAL_EXTRA", "").split() + \
-        ["--", "--duration", "2", "--model", MODEL, "--testset", TESTSET, "--consumer", cons, "--wire", str(ports),
-         "--rx-cores", str(ports), "--completion", "rx", "--backpressure", "--wire-mbufs", "256"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    data = ["--model", MODEL, "--testset", TESTSET] if gpu else []
+    cmd = (os.environ.get("GNIO_INFER_WRAP", "").split() if gpu else []) + [INFER_WIRE] + list(lcores) + \
+        eal_mem() + os.environ.get("GNIO_EAL_EXTRA", "").split() + \
+        ["--", "--duration", "2", "--consumer", cons, "--wire", str(ports), "--rx-cores", str(ports),
+         "--completion", "rx", "--backpressure", "--wire-mbufs", "256"] + data
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=dict(os.environ, GNIO_INFER_DATA=""))
     print(r.stdout.strip())
     m = re.search(r"wire: (\d+) requests written, (\d+) answers checked \((\d+) with another class", r.stdout)
     ck.check(r.returncode == 0 and m is not None and int(m.group(2)) >= 256 * ports and m.group(3) == "0" and
              "all accounted for" in r.stdout and "conserved; pools full" in r.stdout,
              "%s wire, %d ports: every request answered with the CPU's class, all accounted for (%d: %s)" %
              (cons, ports, r.returncode, (m.group(0) if m else r.stdout[-300:]) + r.stderr.strip()[-300:]))
+    if not gpu:
+        model = re.search(r"model (\S+), consumer", r.stdout)
+        ck.check(model is not None and model.group(1) == os.path.join(os.path.dirname(INFER_WIRE), "digits-mlp.bin"),
+                 "gnio-infer-wire in the build tree: the data files beside it (%s)" %
+                 (model.group(1) if model else r.stderr.strip()[-300:]))
+
+
+def no_wire(ck, d, req):
+    """The product gnio-infer has no wire: no infer_wire code in the binary (gnio-infer-wire has
+    it), and each of the wire's options refused as unknown: exit 2, one line naming it."""
+    syms = {b: subprocess.run(["nm", b], capture_output=True, text=True).stdout for b in (INFER, INFER_WIRE)}
+    ck.check("infer_wire_create" not in syms[INFER] and "infer_wire_create" in syms[INFER_WIRE],
+             "the wire's code in gnio-infer-wire alone, not in gnio-infer")
+    for args in (["--wire", "1"], ["--wire-ports", "2"], ["--wire-mbufs", "256"], ["--testset", TESTSET]):
+        r, _ = infer(d, "no-wire", req, *args, wrap=False)
+        lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-infer")]
+        ck.check(r.returncode == 2 and len(lines) == 1 and
+                 lines[0].startswith("gnio-infer: %s: unknown option" % args[0]),
+                 "gnio-infer %s: refused as an unknown option, exit 2 with one line (%d: %r)" %
+                 (" ".join(args), r.returncode, r.stderr.strip()[-200:]))
 
 
 def capture(ck, d):
@@ -228,7 +254,7 @@ def capture(ck, d):
         print("capture not run: dpdk-dumpcap is a secondary process and needs hugepages")
         return
     prefix = "gnio-infer-cap-%d" % os.getpid()
-    cmd = [INFER, "--lcores", "(0-3)@(0-%d)" % ((os.cpu_count() or 1) - 1)] + eal_mem(prefix) + \
+    cmd = [INFER_WIRE, "--lcores", "(0-3)@(0-%d)" % ((os.cpu_count() or 1) - 1)] + eal_mem(prefix) + \
         ["--", "--duration", "120", "--model", MODEL, "--testset", TESTSET, "--consumer", "host", "--wire", "1",
          "--rx-cores", "1", "--completion", "rx", "--backpressure", "--wire-mbufs", "256"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -261,7 +287,7 @@ def data_files(ck, d, req):
     from the binary (not the prefix's, not the sources'); the requests answered right. That
     binary moved where no data is: exit 2, one line naming where it looked (unless the prefix's
     datadir holds a model: then that one); GNIO_INFER_DATA naming a folder without the test
-    split (--wire): exit 2, one line naming it."""
+    split (gnio-infer-wire --wire): exit 2, one line naming it."""
     def run(binary, name, *args, env=None):
         out = os.path.join(d, name + "-answers.pcap")
         cmd = [binary, "-l", "0-1"] + eal_mem() + os.environ.get("GNIO_EAL_EXTRA", "").split() + \
@@ -313,7 +339,7 @@ def data_files(ck, d, req):
                  os.path.dirname(prefix_model) in lines[0], "moved where no data is: exit 2, one line naming "
                  "where it looked (%d: %r)" % (r.returncode, r.stderr.strip()[-300:]))
     absent = os.path.join(d, "absent")
-    r, _, _ = run(os.path.join(moved, "gnio-infer"), "absent", "--model", found["digits-mlp.bin"], "--wire", "1",
+    r, _, _ = run(INFER_WIRE, "absent", "--model", found["digits-mlp.bin"], "--wire", "1",
                   env=dict(env, GNIO_INFER_DATA=absent))
     lines = r.stderr.strip().splitlines()
     ck.check(r.returncode == 2 and len(lines) == 1 and "digits-test.bin" in lines[0] and absent in lines[0],
@@ -384,12 +410,20 @@ def main():
         for args in (["--udp-port", "x"], ["--bogus"], ["--model", "/nonexistent/m.bin"],
                      ["--model", os.path.join(SRC, "apps", "gnio-infer", "digits-test.bin")],
                      ["--max-packets", "0"], ["--mode", "tensor"], ["--mode", "batch", "--consumer", "cuda"],
-                     ["--batch-rows", "0"], ["--batch-us", "x"], ["--wire", "1"], ["--wire-ports", "2"],
-                     ["--wire", "1", "--mode", "batch"]):
+                     ["--batch-rows", "0"], ["--batch-us", "x"]):
             r, _ = infer(d, "bad", req, *args, wrap=False)
             lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-infer")]
             ck.check(r.returncode == 2 and len(lines) == 1,
                      "%s: exit 2 with one line (%d: %r)" % (" ".join(args), r.returncode, r.stderr.strip()[-200:]))
+        no_wire(ck, d, req)
+        # The wire's own (gnio-infer-wire): ports from the EAL, a wire option without --wire, a mode
+        # other than per packet, values out of range.
+        for args in (["--wire", "1"], ["--wire-ports", "2"], ["--testset", TESTSET], ["--wire", "1", "--mode", "batch"],
+                     ["--wire", "0"], ["--wire", "1", "--wire-mbufs", "1"]):
+            r, _ = infer(d, "bad-wire", req, *args, wrap=False, binary=INFER_WIRE)
+            lines = [l for l in r.stderr.splitlines() if l.startswith("gnio-infer-wire: ")]
+            ck.check(r.returncode == 2 and len(lines) == 1, "gnio-infer-wire %s: exit 2 with one line (%d: %r)" %
+                     (" ".join(args), r.returncode, r.stderr.strip()[-200:]))
         # The client and the trainer too: a usage error is one line, not the usage and the error.
         for tool, args in ((CLIENT, ["--bogus"]), (CLIENT, ["requests"]), (CLIENT, ["check", "--x"]),
                            (os.path.join(SRC, "apps", "gnio-infer", "gnio-infer-train"), ["--bogus"])):

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gnio-infer's software wire (--wire N), for benchmarks with no NIC: ring
+ * gnio-infer-wire's software wire (--wire N), for benchmarks with no NIC: ring
  * ports (rte_eth_from_rings), one RX queue each, whose traffic N lcores of
  * this program make. A wire lcore takes each answer off a port's TX ring,
  * checks it (an answer, the id the port expects next, the class the CPU's

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gnio-infer's software wire (--wire N): requests from N lcores of the
- * program itself through ring ports, for measuring the answered rate where
- * there is no NIC to carry it (infer_wire.c says how).
+ * The software wire of gnio-infer-wire (--wire N; gnio-infer's main built
+ * with GNIO_INFER_WIRE): requests from N lcores of the program itself through
+ * ring ports, for measuring the answered rate where there is no NIC to carry
+ * it (infer_wire.c says how).
  */
 #ifndef GNIO_INFER_WIRE_H
 #define GNIO_INFER_WIRE_H
