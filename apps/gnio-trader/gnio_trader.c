@@ -76,6 +76,7 @@ static struct {
 	bool all;                              /* no --watch: every stock */
 	uint8_t watch_loc[ITCH_LOCATES];       /* 1: a locate of --watch */
 	char names[TR_WATCH_MAX][8];           /* the names of --watch, space-padded */
+	uint8_t name_hit[TR_WATCH_MAX];        /* 1: a stock of the feed had that name */
 	uint32_t nb_names;
 	uint8_t decided[ITCH_LOCATES];         /* 0: not yet, 1: watched, 2: not */
 	struct tr_hist *hist_of[ITCH_LOCATES];
@@ -105,6 +106,8 @@ tr_watched(const struct itch_feed *f, uint16_t locate)
 		for (i = 0; i < tr.nb_names && memcmp(tr.names[i], name, 8) != 0; i++)
 			;
 		tr.decided[locate] = i < tr.nb_names ? 1 : 2;
+		if (i < tr.nb_names)
+			tr.name_hit[i] = 1;
 		return i < tr.nb_names;
 	}
 	/* (No name yet: asked again at the stock's next event.) */
@@ -190,11 +193,11 @@ parse_watch(const char *v)
 			char buf[16];
 
 			if (n > 5)
-				app_fail("--watch=%s: a locate is 0 to 65535", v);
+				app_fail("--watch=%s: a locate is 1 to 65535", v);
 			memcpy(buf, p, n);
 			buf[n] = '\0';
-			if (strtoul(buf, NULL, 10) > 65535)
-				app_fail("--watch=%s: a locate is 0 to 65535", v);
+			if (strtoul(buf, NULL, 10) > 65535 || strtoul(buf, NULL, 10) == 0)
+				app_fail("--watch=%s: a locate is 1 to 65535", v);
 			tr.watch_loc[strtoul(buf, NULL, 10)] = 1;
 		} else {
 			if (n > 8)
@@ -469,6 +472,28 @@ lat_q(int i, double q)
 	return l->n == 0 ? 0 : l->v[(uint64_t)((double)l->n * q) < l->n ? (uint64_t)((double)l->n * q) : l->n - 1] / 1e3;
 }
 
+/* The --watch entries no event of the feed matched: a locate with no BBO event, a name no stock had. */
+static void
+print_unmatched(void)
+{
+	uint32_t n = 0;
+
+	for (uint32_t l = 1; l < ITCH_LOCATES; l++)
+		if (tr.watch_loc[l] && tr.decided[l] == 0)
+			printf("%s%u", n++ ? ", " : APP ": --watch entries that matched no BBO event: ", l);
+	for (uint32_t i = 0; i < tr.nb_names; i++) {
+		int len = 8;    /* (space-padded, not NUL-terminated) */
+
+		while (len > 0 && tr.names[i][len - 1] == ' ')
+			len--;
+		if (!tr.name_hit[i])
+			printf("%s%.*s", n++ ? ", " : APP ": --watch entries that matched no BBO event: ",
+					len, tr.names[i]);
+	}
+	if (n != 0)
+		printf("\n");
+}
+
 /* What the run counted, for the summary and --json. */
 struct tr_counts {
 	struct itch_feed *f;
@@ -498,6 +523,7 @@ print_summary(const struct opts *o, const struct tr_counts *k)
 			" dropped (the queue full, --queue %u), %" PRIu64 " left in the queue at stop (not made); "
 			"signals sent %" PRIu64 ", failed %" PRIu64 "\n", tr.watched, tr.all ? "every stock" :
 			"--watch", k->made, tr.sv.full, o->queue, k->abandoned, k->sent, k->failed);
+	print_unmatched();
 	printf(APP ": model hidden %u, window %u, on the CPU (%s build), %u model lcore(s) on CPU(s)",
 			tr.m.hidden, tr.m.window, tr.m.cpu_name, tr.sv.nb_lcores);
 	for (uint32_t l = 0; l < tr.sv.nb_lcores; l++)
@@ -738,7 +764,8 @@ main(int argc, char **argv)
 		k.failed += tr.sv.lc[l].failed;
 		k.waits += tr.sv.lc[l].waits;
 	}
-	if (out.csv != NULL && fclose(out.csv) != 0) {
+	/* (An error of an earlier write sets the stream's flag; fclose() then may return 0.) */
+	if (out.csv != NULL && (ferror(out.csv) | (fclose(out.csv) != 0))) {
 		fprintf(stderr, APP ": cannot write --signals-csv=%s\n", o.csv);
 		ret = 1;
 	}

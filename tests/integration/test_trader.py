@@ -155,7 +155,7 @@ def watched_two_lcores(d, ck):
     want = reference(d, "watch", ref["bbo"], locates={2, 5, 9})
     two = len(cpus) >= 2
     r, out = trader(d, "watch", ref["pcap"], "--exit-at-end", "--rerequest", "10.9.8.7:4242", "--watch",
-                    "2,%s,9" % names[5], *SIG, *(["--model-cpus", "%d,%d" % tuple(cpus[:2])] if two else []),
+                    "2,%s,9,NOPE,60000" % names[5], *SIG, *(["--model-cpus", "%d,%d" % tuple(cpus[:2])] if two else []),
                     queues=2 if two else 1)
     got = lines_of(out["csv"])
     j = json.load(open(out["json"])) if os.path.exists(out["json"]) else {}
@@ -164,6 +164,9 @@ def watched_two_lcores(d, ck):
              "--watch 2,%s,9 on %s model lcore(s): the reference's lines of locates 2, 5, 9, in msg_seq order "
              "(exit %d, %d lines, %d wanted: %s)" % (names[5], 2 if two else 1, r.returncode, len(got), len(want),
                                                      r.stderr.strip()[-300:]))
+    unmatched = [l for l in r.stdout.splitlines() if "matched no BBO event" in l]
+    ck.check(len(unmatched) == 1 and unmatched[0].endswith(": 60000, NOPE"),
+             "--watch: the entries no event matched named (%s)" % unmatched)
     sig = signals(out["sig"])
     ck.check(sorted(s["index"] for s, _ in sig) == list(range(len(want))) and all(w for _, w in sig) and
              (not two or len({s["queue"] for s, _ in sig}) == 2),
@@ -238,7 +241,7 @@ def bad_options(d, ck):
     open(short, "wb").write(open(os.path.join(WEIGHTS, "lstm-h32.bin"), "rb").read()[:1000])
     cases = [(["--model", "/nonexistent.bin"], "nonexistent"), (["--model", short], "1000 bytes"),
              (["--watch", ""], "--watch"), (["--watch", "1,,2"], "--watch"), (["--watch", "TOOLONGNAME"], "--watch"),
-             (["--watch", "70000"], "--watch"), (["--watch", "1,"], "--watch"), (["--queue", "0"], "--queue"),
+             (["--watch", "70000"], "--watch"), (["--watch", "0"], "--watch"), (["--watch", "1,"], "--watch"), (["--queue", "0"], "--queue"),
              (["--queue", "70000"], "--queue"), (["--model-cpus", "99999"], "--model-cpus"),
              (["--model-cpus", "0,0"], "--model-cpus"), (["--model-cpus", "x"], "--model-cpus"),
              (["--signal-dst", "1.2.3:4"], "--signal-dst"), (["--signal-mac", "zz"], "--signal-mac"),
@@ -251,6 +254,11 @@ def bad_options(d, ck):
         ck.check(r.returncode == 2 and len(lines) == 1 and what in lines[0],
                  "%s: exit 2 with one line naming %s (exit %d: %r)" % (" ".join(args), what, r.returncode,
                                                                      r.stderr.strip()[-200:]))
+    # A --signals-csv whose writes fail (a full disk): exit 1, said, never a run that looks whole.
+    cmd, _ = trader_cmd(d, "full", ref["pcap"], "--exit-at-end", "--signals-csv", "/dev/full")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    ck.check(r.returncode == 1 and "cannot write --signals-csv=/dev/full" in r.stderr,
+             "--signals-csv on a full disk: exit 1, said (exit %d: %r)" % (r.returncode, r.stderr.strip()[-200:]))
     r = subprocess.run([TRADER, "--", "--help"], capture_output=True, text=True)
     readme = open(os.path.join(SRC, "apps", "gnio-trader", "README.md")).read()
     section = readme.split("## Exit status")[-1].split("\n## ")[0] if "## Exit status" in readme else ""
