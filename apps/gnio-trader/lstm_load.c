@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lstm.h"
 
@@ -73,6 +74,7 @@ tr_lstm_load(const char *path, struct tr_lstm *m, char *err, size_t errlen)
 	uint32_t v[8], h;
 	uint64_t nfloat = 0, off;
 	long size;
+	struct stat sb = { 0 };
 	FILE *f;
 	float *mem;
 	int rc = -1;
@@ -81,6 +83,12 @@ tr_lstm_load(const char *path, struct tr_lstm *m, char *err, size_t errlen)
 	f = fopen(path, "rb");
 	if (f == NULL)
 		return ld_fail(err, errlen, "%s: %s", path, strerror(errno));
+	/* A directory opens for reading on Linux; a pipe or device has no size to check. */
+	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		ld_fail(err, errlen, "%s: %s", path, S_ISDIR(sb.st_mode) ? strerror(EISDIR) :
+			"not a regular file");
+		goto out;
+	}
 	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
 		ld_fail(err, errlen, "%s: cannot tell its size", path);
 		goto out;

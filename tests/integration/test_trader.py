@@ -239,7 +239,7 @@ def bad_options(d, ck):
     ref = gen(d, "bad")
     short = os.path.join(d, "short.bin")
     open(short, "wb").write(open(os.path.join(WEIGHTS, "lstm-h32.bin"), "rb").read()[:1000])
-    cases = [(["--model", "/nonexistent.bin"], "nonexistent"), (["--model", short], "1000 bytes"),
+    cases = [(["--model", "/nonexistent.bin"], "nonexistent"), (["--model", short], "1000 bytes"), (["--model", d], "Is a directory"),
              (["--watch", ""], "--watch"), (["--watch", "1,,2"], "--watch"), (["--watch", "TOOLONGNAME"], "--watch"),
              (["--watch", "70000"], "--watch"), (["--watch", "0"], "--watch"), (["--watch", "1,"], "--watch"), (["--queue", "0"], "--queue"),
              (["--queue", "70000"], "--queue"), (["--model-cpus", "99999"], "--model-cpus"),

@@ -67,6 +67,7 @@ def bad_files(d):
         path = os.path.join(d, name)
         open(path, "wb").write(data)
         refused(path, what, d)
+    refused(d, "Is a directory", d)          # (a directory opens for reading: its size is not a file's)
     for args in (["--bogus"], ["--model", "x"], ["--model", "x", "--bbo-csv", "y", "--every", "0"],
                  ["--model", "x", "--bbo-csv", "y", "--max", "-1"]):
         p = run(*args, expect=2)
