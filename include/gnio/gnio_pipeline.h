@@ -233,7 +233,8 @@ struct gnio_conf_file;
  * ("rx: {burst: 64}"), or of full names ("rx.burst: 64"), or both; each value
  * a scalar. Fields the file leaves out keep their values, so what is set
  * afterwards (an application's options) overrides the file. A file with an
- * error changes nothing.
+ * error changes nothing. @p path must name a regular file: a directory, a
+ * FIFO, a pipe or a device is refused before it is opened.
  * @param c the configuration (gnio_conf_defaults() first)
  * @param path the YAML file
  * @param err filled with a one-line reason on failure, naming the file, its
@@ -242,8 +243,9 @@ struct gnio_conf_file;
  * @return the file's string values, which string fields of @p c now point
  *   into: free them with gnio_conf_file_free() once the pipeline made from
  *   @p c is destroyed; or NULL with rte_errno: ENOENT (no such file) or
- *   another error of opening it, EINVAL (not YAML, not a mapping, no such
- *   field, not a value of the field), ENOMEM
+ *   another error of opening it, EISDIR (a directory), EINVAL (not a regular
+ *   file, not YAML, not a mapping, no such field, not a value of the field),
+ *   ENOMEM
  */
 struct gnio_conf_file *gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err,
 		size_t err_len);

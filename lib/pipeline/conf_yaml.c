@@ -6,9 +6,12 @@
  * string values live in the returned handle.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -99,6 +102,43 @@ cy_mapping(struct cy_ctx *x, yaml_node_t *map, const char *prefix, int depth)
 	return 0;
 }
 
+/*
+ * @p path opened for reading when it is a regular file; anything else (a
+ * directory, a FIFO, a pipe, a device) is refused before it is opened, as a
+ * FIFO would block the open and a pipe or a device cannot be read whole.
+ * Opened without blocking and judged again, in case it changed in between.
+ */
+static int
+cy_open(const char *path, char *err, size_t err_len)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (stat(path, &st) != 0) {
+		ret = errno;
+		snprintf(err, err_len, "%s: %s", path, strerror(ret));
+		return -ret;
+	}
+	fd = -1;
+	if (S_ISREG(st.st_mode)) {
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			ret = errno;
+			snprintf(err, err_len, "%s: %s", path, strerror(ret));
+			return -ret;
+		}
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			return fd;
+		close(fd);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, err_len, "%s: %s", path, strerror(EISDIR));
+		return -EISDIR;
+	}
+	snprintf(err, err_len, "%s: not a regular file", path);
+	return -EINVAL;
+}
+
 void
 gnio_conf_file_free(struct gnio_conf_file *f)
 {
@@ -117,7 +157,7 @@ gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err
 	yaml_parser_t parser;
 	yaml_node_t *root;
 	FILE *in;
-	int ret;
+	int fd, ret;
 
 	if (err_len > 0)
 		err[0] = '\0';
@@ -126,11 +166,16 @@ gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	in = fopen(path, "r");
+	fd = cy_open(path, err, err_len);
+	if (fd < 0) {
+		rte_errno = -fd;
+		return NULL;
+	}
+	in = fdopen(fd, "r");
 	if (in == NULL) {
-		ret = errno;
-		snprintf(err, err_len, "%s: %s", path, strerror(ret));
-		rte_errno = ret;
+		close(fd);
+		snprintf(err, err_len, "%s: out of memory", path);
+		rte_errno = ENOMEM;
 		return NULL;
 	}
 	f = calloc(1, sizeof(*f));

@@ -4,7 +4,8 @@ gnio-testpmd, gnio-itch and gnio-infer: the file's fields show in the run (gnio-
 configuration, gnio-itch's and gnio-infer's counts); an option given beside the file overrides
 its field, an option left at its default does not; a field the app sets itself is refused; a bad
 file, field or value exits 2 with one line naming the file, its line and the field (with the
-app's option where it has one), before anything is forwarded. The argument names the app:
+app's option where it has one), before anything is forwarded; a --config that is not a regular
+file is refused before it is opened. The argument names the app:
 testpmd, itch or infer."""
 import json
 import os
@@ -50,6 +51,31 @@ def bad_files(ck, d, run, app, cases):
         print("%r %s -> %s" % (text, " ".join(extra), line))
 
 
+def not_regular(ck, d, run, app):
+    """A --config that is not a regular file (a directory, a FIFO, a pipe, a device) refused in one
+    line before it is opened: a FIFO with no writer blocked the app in open(), a pipe was read once
+    by the library and again, empty, by the app (its fields applied in part, exit 0)."""
+    fifo = os.path.join(d, "fifo.yaml")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    rfd, wfd = os.pipe()
+    os.write(wfd, b"rx.max_packets: 10\nrx.burst: 0\n")
+    os.close(wfd)
+    pipe = "/dev/fd/%d" % rfd
+    for path, says, kw in ((d, "--config=%s: Is a directory" % d, {}),
+                           (fifo, "--config=%s: not a regular file" % fifo, {}),
+                           ("/dev/zero", "--config=/dev/zero: not a regular file", {}),
+                           (pipe, "--config=%s: not a regular file" % pipe, {"pass_fds": (rfd,)})):
+        try:
+            r = run(["--config", path], timeout=20, **kw)
+        except subprocess.TimeoutExpired:
+            ck.check(False, "--config %s: still running after 20 s" % path)
+            continue
+        line = one_line(ck, r, app, "--config " + path, says)
+        print("--config %s -> %s" % (path, line))
+    os.close(rfd)
+
+
 def common_refusals(d, app):
     """What every app refuses alike: the file's form, the library's names and values."""
     missing = os.path.join(d, "no-such.yaml")
@@ -66,12 +92,12 @@ def common_refusals(d, app):
 def testpmd(ck, d):
     eal = ["-l", "0-1"] + eal_mem() + ["--vdev=net_null0", "--vdev=net_null1", "--"]
 
-    def run(opts):
+    def run(opts, **kw):
         js = os.path.join(d, "run.json")
         if os.path.exists(js):
             os.unlink(js)
         r = subprocess.run([TESTPMD] + eal + ["--max-packets=2000", "--duration=20", "--json=" + js] + opts,
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, **{"timeout": 120, **kw})
         r.json = json.load(open(js)) if r.returncode == 0 and os.path.exists(js) else {}
         return r
 
@@ -114,6 +140,7 @@ def testpmd(ck, d):
         ("consumer:\n  state_shared: 99999\n", [], ["FILE:2: consumer.state_shared=99999: at most"]),
     ]
     bad_files(ck, d, run, "gnio-testpmd", cases)
+    not_regular(ck, d, run, "gnio-testpmd")
     one_line(ck, run(["--config", missing]), "gnio-testpmd", "no such file",
              "--config=%s: No such file" % missing)
 
@@ -126,9 +153,9 @@ def itch(ck, d):
     eal = ["-l", "0-1"] + eal_mem() + ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (feed, os.path.join(d, "tx.pcap")),
                                        "--"]
 
-    def run(opts, end=("--exit-at-end",)):
+    def run(opts, end=("--exit-at-end",), **kw):
         return subprocess.run([ITCH] + eal + list(end) + ["--duration", "3"] + opts, capture_output=True, text=True,
-                              timeout=120)
+                              **{"timeout": 120, **kw})
 
     whole = run([])
     ck.check(whole.returncode == 0 and "284 packets" in whole.stdout, "the feed whole: exit %d %s" % (
@@ -154,6 +181,7 @@ def itch(ck, d):
         ("queue.inline_bytes: 896\n", [], ["FILE:1: queue.inline_bytes: gnio-itch sets it itself"]),
     ]
     bad_files(ck, d, run, "gnio-itch", cases)
+    not_regular(ck, d, run, "gnio-itch")
     one_line(ck, run(["--config", missing]), "gnio-itch", "no such file", "--config=%s: No such file" % missing)
 
 
@@ -164,8 +192,8 @@ def infer(ck, d):
     eal = ["-l", "0-1"] + eal_mem() + ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (req, os.path.join(d, "ans.pcap")),
                                        "--", "--model", INFER_MODEL, "--duration", "5"]
 
-    def run(opts):
-        return subprocess.run([INFER] + eal + opts, capture_output=True, text=True, timeout=120)
+    def run(opts, **kw):
+        return subprocess.run([INFER] + eal + opts, capture_output=True, text=True, **{"timeout": 120, **kw})
 
     # The file's rx.max_packets (--max-packets) ends the run at 100 of the 359 requests; its rx.burst
     # (the library's field) under gnio-infer's item of 32 requests: the item follows it.
@@ -203,6 +231,7 @@ def infer(ck, d):
         ("consumer.state_shared: 0\n", [], ["FILE:1: consumer.state_shared: gnio-infer sets it itself"]),
     ]
     bad_files(ck, d, run, "gnio-infer", cases)
+    not_regular(ck, d, run, "gnio-infer")
     one_line(ck, run(["--config", missing]), "gnio-infer", "no such file", "--config=%s: No such file" % missing)
 
 

@@ -5,12 +5,14 @@
  * gnio_conf_file_free(); fields it leaves out keep their values; an empty
  * file sets nothing; a field that does not exist, a value that is not one of
  * its field's, a list, a value left empty, text that is not YAML or not a
- * mapping and a file that is not there are refused with one line naming the
- * file, the line and the field, and change nothing.
+ * mapping, a file that is not there and one that is not a regular file (a
+ * directory, a FIFO, a device) are refused with one line naming the file,
+ * the line and the field, and change nothing.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
@@ -105,6 +107,21 @@ main(void)
 	refused(&c, "- rx.burst\n", ":1: not a mapping of gnio_conf's fields", EINVAL);
 	refused(&c, "rx: {burst: 16\n", ": not YAML: ", EINVAL);
 	refused(&c, "rx:\n\tburst: 16\n", ": not YAML: ", EINVAL);
+	/*
+	 * Not a regular file: refused before it is opened. A FIFO with no writer
+	 * blocked the open for ever (the alarm ends the test instead); a
+	 * directory or a device was read as text.
+	 */
+	alarm(20);
+	CHECK(gnio_conf_file_load(&c, "/tmp", err, sizeof(err)) == NULL && rte_errno == EISDIR &&
+			strcmp(err, "/tmp: Is a directory") == 0);
+	CHECK(gnio_conf_file_load(&c, "/dev/zero", err, sizeof(err)) == NULL &&
+			rte_errno == EINVAL && strcmp(err, "/dev/zero: not a regular file") == 0);
+	unlink(path);
+	REQUIRE(mkfifo(path, 0600) == 0);
+	CHECK(gnio_conf_file_load(&c, path, err, sizeof(err)) == NULL && rte_errno == EINVAL &&
+			strstr(err, ": not a regular file") != NULL);
+	alarm(0);
 	unlink(path);
 	CHECK(gnio_conf_file_load(&c, path, err, sizeof(err)) == NULL && rte_errno == ENOENT &&
 			strstr(err, "No such file") != NULL);
