@@ -3,7 +3,9 @@
  * The configuration from a YAML file (gnio_conf_file_load()): each scalar
  * of the file is one gnio_conf_set() call, under the field's full name, so
  * the file knows exactly the fields and values gnio_conf_set() knows. The
- * string values live in the returned handle.
+ * file is read as the parser's events, each judged as it comes (no tree is
+ * built): a node deeper than the format's two levels is refused at its
+ * first event. The string values live in the returned handle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,87 +21,198 @@
 
 #include "gnio_pipeline.h"
 
-/* Parts nest one level ("rx: {burst: 32}"); a full name may also be a key ("rx.burst: 32"). */
-#define CY_DEPTH 2
+/* A full name, at most ("consumer.state_shared" and room to spare). */
 #define CY_KEY 128
 
-struct gnio_conf_file {
-	yaml_document_t doc;     /* the scalars the string fields point into */
-	bool loaded;
+/* One field the file set: its full name, its value (string fields point into it), its line. */
+struct cy_field {
+	char name[CY_KEY];
+	char *value;
+	unsigned int line;
 };
 
+struct gnio_conf_file {
+	struct cy_field *fields;
+	unsigned int nb_fields;
+};
+
+/*
+ * The walk over the parser's events. The format has two levels at most, the
+ * top mapping and a part's ("rx: {burst: 32}"), so the state is where the
+ * walk stands in them; an event that would go deeper is refused as soon as
+ * it comes, before the parser reads further.
+ */
 struct cy_ctx {
 	struct gnio_conf *c;
-	yaml_document_t *doc;
+	struct gnio_conf_file *f;
 	const char *path;
 	char *err;
 	size_t err_len;
+	int depth;                   /* mappings open: 0, 1 (the top), 2 (a part's) */
+	bool want_value;             /* a key was read: its value comes next */
+	char key[CY_KEY];            /* that key's full name */
+	unsigned int key_line;
+	char part[CY_KEY];           /* the part open at depth 2 */
+	unsigned int part_line;
+	unsigned int part_fields;    /* fields it set */
 };
 
 /* A plain scalar YAML reads as null: "", "~", "null". */
 static bool
-cy_null(const yaml_node_t *n)
+cy_null(const yaml_event_t *ev)
 {
-	const char *v = (const char *)n->data.scalar.value;
+	const char *v = (const char *)ev->data.scalar.value;
 
-	return n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	return ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
 		(v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
 		 strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0);
 }
 
 static int
-cy_fail(struct cy_ctx *x, const yaml_node_t *at, const char *key, const char *why)
+cy_fail(struct cy_ctx *x, unsigned int line, const char *key, const char *why)
 {
-	snprintf(x->err, x->err_len, "%s:%zu: %s%s%s", x->path, at->start_mark.line + 1,
-			key != NULL ? key : "", key != NULL ? ": " : "", why);
+	snprintf(x->err, x->err_len, "%s:%u: %s%s%s", x->path, line, key != NULL ? key : "",
+			key != NULL ? ": " : "", why);
 	return -EINVAL;
 }
 
-/* The pairs of mapping @p map, their keys under @p prefix ("" at the top). */
-static int
-cy_mapping(struct cy_ctx *x, yaml_node_t *map, const char *prefix, int depth)
+static unsigned int
+cy_line(const yaml_event_t *ev)
 {
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-			p++) {
-		yaml_node_t *k = yaml_document_get_node(x->doc, p->key);
-		yaml_node_t *v = yaml_document_get_node(x->doc, p->value);
-		char key[CY_KEY], why[CY_KEY + 64];
-		int n, ret;
+	return (unsigned int)ev->start_mark.line + 1;
+}
 
-		if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE)
-			return cy_fail(x, k != NULL ? k : map, prefix[0] != '\0' ? prefix : NULL,
-					"a key that is not a name");
-		n = snprintf(key, sizeof(key), "%s%s%s", prefix, prefix[0] != '\0' ? "." : "",
-				(const char *)k->data.scalar.value);
-		if (n < 0 || (size_t)n >= sizeof(key))
-			return cy_fail(x, k, NULL, "a key too long to be a field");
-		switch (v->type) {
-		case YAML_MAPPING_NODE:
-			if (depth + 1 >= CY_DEPTH)
-				return cy_fail(x, k, key, "no such field of gnio_conf");
-			ret = cy_mapping(x, v, key, depth + 1);
-			if (ret != 0)
-				return ret;
-			continue;
-		case YAML_SEQUENCE_NODE:
-			return cy_fail(x, v, key, "a list is not a value of it");
-		case YAML_SCALAR_NODE:
-			break;
-		default:
-			return cy_fail(x, v, key, "not a value");
-		}
-		if (cy_null(v))
-			return cy_fail(x, v, key, "no value given");
-		ret = gnio_conf_set(x->c, key, (const char *)v->data.scalar.value);
+/* The value of key x->key: one gnio_conf_set() call, the value kept in the file's fields. */
+static int
+cy_value(struct cy_ctx *x, const yaml_event_t *ev)
+{
+	const char *v = (const char *)ev->data.scalar.value;
+	struct gnio_conf_file *f = x->f;
+	struct cy_field *fl;
+	char why[CY_KEY + 64];
+	int ret;
+
+	if (cy_null(ev))
+		return cy_fail(x, cy_line(ev), x->key, "no value given");
+	fl = realloc(f->fields, (f->nb_fields + 1) * sizeof(*fl));
+	if (fl == NULL)
+		return -ENOMEM;
+	f->fields = fl;
+	fl = &f->fields[f->nb_fields];
+	fl->value = strdup(v);
+	if (fl->value == NULL)
+		return -ENOMEM;
+	ret = gnio_conf_set(x->c, x->key, fl->value);
+	if (ret != 0) {
+		free(fl->value);
 		if (ret == -ENOENT)
-			return cy_fail(x, k, key, "no such field of gnio_conf");
-		if (ret != 0) {
-			snprintf(why, sizeof(why), "\"%.*s\" is not a value of it", CY_KEY,
-					(const char *)v->data.scalar.value);
-			return cy_fail(x, v, key, why);
+			return cy_fail(x, x->key_line, x->key, "no such field of gnio_conf");
+		snprintf(why, sizeof(why), "\"%.*s\" is not a value of it", CY_KEY, v);
+		return cy_fail(x, cy_line(ev), x->key, why);
+	}
+	snprintf(fl->name, sizeof(fl->name), "%s", x->key);
+	fl->line = x->key_line;
+	f->nb_fields++;
+	x->part_fields++;
+	return 0;
+}
+
+/* A scalar where a key stands: the field's or the part's name, under the part open. */
+static int
+cy_key(struct cy_ctx *x, const yaml_event_t *ev)
+{
+	const char *k = (const char *)ev->data.scalar.value;
+	int n;
+
+	n = snprintf(x->key, sizeof(x->key), "%s%s%s", x->depth == 2 ? x->part : "",
+			x->depth == 2 ? "." : "", k);
+	if (n < 0 || (size_t)n >= sizeof(x->key))
+		return cy_fail(x, cy_line(ev), NULL, "a key too long to be a field");
+	x->key_line = cy_line(ev);
+	x->want_value = true;
+	return 0;
+}
+
+/* One event of the document's nodes. */
+static int
+cy_node(struct cy_ctx *x, const yaml_event_t *ev)
+{
+	if (x->depth == 0) {
+		/* The top node: a mapping, or nothing (a file of comments). */
+		if (ev->type == YAML_MAPPING_START_EVENT)
+			x->depth = 1;
+		else if (ev->type != YAML_SCALAR_EVENT || !cy_null(ev))
+			return cy_fail(x, cy_line(ev), NULL, "not a mapping of gnio_conf's fields");
+		return 0;
+	}
+	if (!x->want_value) {
+		switch (ev->type) {
+		case YAML_SCALAR_EVENT:
+			return cy_key(x, ev);
+		case YAML_MAPPING_END_EVENT:
+			if (--x->depth == 0)
+				return 0;
+			if (x->part_fields == 0)
+				return cy_fail(x, x->part_line, x->part, "no field given");
+			return 0;
+		default:
+			return cy_fail(x, cy_line(ev), x->depth == 2 ? x->part : NULL,
+					"a key that is not a name");
 		}
 	}
-	return 0;
+	x->want_value = false;
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		return cy_value(x, ev);
+	case YAML_MAPPING_START_EVENT:
+		if (x->depth == 2)
+			return cy_fail(x, x->key_line, x->key, "no such field of gnio_conf");
+		snprintf(x->part, sizeof(x->part), "%s", x->key);
+		x->part_line = x->key_line;
+		x->part_fields = 0;
+		x->depth = 2;
+		return 0;
+	case YAML_SEQUENCE_START_EVENT:
+		return cy_fail(x, cy_line(ev), x->key, "a list is not a value of it");
+	case YAML_ALIAS_EVENT:
+		return cy_fail(x, cy_line(ev), x->key, "an alias is not a value of it (write the value)");
+	default:
+		return cy_fail(x, cy_line(ev), x->key, "not a value");
+	}
+}
+
+/* The parser's events to the end of the stream, each judged as it comes. */
+static int
+cy_walk(struct cy_ctx *x, yaml_parser_t *parser)
+{
+	yaml_event_t ev;
+	bool end = false;
+	int ret = 0;
+
+	while (ret == 0 && !end) {
+		if (!yaml_parser_parse(parser, &ev)) {
+			snprintf(x->err, x->err_len, "%s:%zu: not YAML: %s", x->path,
+					parser->problem_mark.line + 1,
+					parser->problem != NULL ? parser->problem : "unreadable");
+			return parser->error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
+		}
+		switch (ev.type) {
+		case YAML_STREAM_START_EVENT:
+		case YAML_DOCUMENT_START_EVENT:
+		case YAML_DOCUMENT_END_EVENT:
+			break;
+		case YAML_STREAM_END_EVENT:
+			end = true;
+			break;
+		default:
+			ret = cy_node(x, &ev);
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	if (ret == -ENOMEM)
+		snprintf(x->err, x->err_len, "%s: out of memory", x->path);
+	return ret;
 }
 
 /*
@@ -144,8 +257,9 @@ gnio_conf_file_free(struct gnio_conf_file *f)
 {
 	if (f == NULL)
 		return;
-	if (f->loaded)
-		yaml_document_delete(&f->doc);
+	for (unsigned int i = 0; i < f->nb_fields; i++)
+		free(f->fields[i].value);
+	free(f->fields);
 	free(f);
 }
 
@@ -155,7 +269,7 @@ gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err
 	struct gnio_conf_file *f;
 	struct gnio_conf work;
 	yaml_parser_t parser;
-	yaml_node_t *root;
+	struct cy_ctx x;
 	FILE *in;
 	int fd, ret;
 
@@ -187,30 +301,12 @@ gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err
 		return NULL;
 	}
 	yaml_parser_set_input_file(&parser, in);
-	if (!yaml_parser_load(&parser, &f->doc)) {
-		snprintf(err, err_len, "%s:%zu: not YAML: %s", path, parser.problem_mark.line + 1,
-				parser.problem != NULL ? parser.problem : "unreadable");
-		yaml_parser_delete(&parser);
-		fclose(in);
-		free(f);
-		rte_errno = parser.error == YAML_MEMORY_ERROR ? ENOMEM : EINVAL;
-		return NULL;
-	}
-	f->loaded = true;
-	yaml_parser_delete(&parser);
-	fclose(in);
 	/* Every field set on a copy: a file with an error changes nothing. */
 	work = *c;
-	root = yaml_document_get_root_node(&f->doc);
-	ret = 0;
-	if (root != NULL && !(root->type == YAML_SCALAR_NODE && cy_null(root))) {
-		struct cy_ctx x = { &work, &f->doc, path, err, err_len };
-
-		if (root->type != YAML_MAPPING_NODE)
-			ret = cy_fail(&x, root, NULL, "not a mapping of gnio_conf's fields");
-		else
-			ret = cy_mapping(&x, root, "", 0);
-	}
+	x = (struct cy_ctx){ .c = &work, .f = f, .path = path, .err = err, .err_len = err_len };
+	ret = cy_walk(&x, &parser);
+	yaml_parser_delete(&parser);
+	fclose(in);
 	if (ret != 0) {
 		gnio_conf_file_free(f);
 		rte_errno = -ret;

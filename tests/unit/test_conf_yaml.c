@@ -22,6 +22,7 @@
 #include "gnio_test.h"
 
 static char path[64];
+static char deep[100032];      /* 100k brackets and a key */
 
 static void
 write_file(const char *text)
@@ -105,6 +106,23 @@ main(void)
 	refused(&c, "rx:\n  burst:\n", ":2: rx.burst: no value given", EINVAL);
 	refused(&c, "rx:\n  nested:\n    deeper: 1\n", "rx.nested: no such field of gnio_conf", EINVAL);
 	refused(&c, "- rx.burst\n", ":1: not a mapping of gnio_conf's fields", EINVAL);
+	refused(&c, "rx: {}\n", ":1: rx: no field given", EINVAL);
+	refused(&c, "rx.burst: &b 16\nqueue.ring_items: *b\n",
+			":2: queue.ring_items: an alias is not a value of it", EINVAL);
+	refused(&c, "? [rx, burst]\n: 16\n", ":1: a key that is not a name", EINVAL);
+	/*
+	 * Deeper than the format's two levels: refused at the first event that
+	 * goes deeper. A tree of it was built first, a minute for a file of 100k
+	 * brackets; the alarm ends the test instead.
+	 */
+	snprintf(deep, sizeof(deep), "rx: {burst: ");
+	memset(deep + strlen(deep), '[', 100000);
+	alarm(5);
+	refused(&c, deep, ":1: rx.burst: a list is not a value of it", EINVAL);
+	memset(deep, 0, sizeof(deep));
+	memset(deep, '[', 100000);
+	refused(&c, deep, ":1: not a mapping of gnio_conf's fields", EINVAL);
+	alarm(0);
 	refused(&c, "rx: {burst: 16\n", ": not YAML: ", EINVAL);
 	refused(&c, "rx:\n\tburst: 16\n", ": not YAML: ", EINVAL);
 	/*
