@@ -55,6 +55,8 @@ struct cy_ctx {
 	char part[CY_KEY];           /* the part open at depth 2 */
 	unsigned int part_line;
 	unsigned int part_fields;    /* fields it set */
+	struct cy_field *parts;      /* the parts opened so far (no value) */
+	unsigned int nb_parts;
 };
 
 /* A plain scalar YAML reads as null: "", "~", "null". */
@@ -130,6 +132,17 @@ cy_key(struct cy_ctx *x, const yaml_event_t *ev)
 		return cy_fail(x, cy_line(ev), NULL, "a key too long to be a field");
 	x->key_line = cy_line(ev);
 	x->want_value = true;
+	/* A key given twice: YAML's last would win, and a typo's value be lost unseen. */
+	for (unsigned int i = 0; i < x->f->nb_fields + x->nb_parts; i++) {
+		const struct cy_field *o = i < x->f->nb_fields ? &x->f->fields[i] :
+			&x->parts[i - x->f->nb_fields];
+		char why[64];
+
+		if (strcmp(o->name, x->key) != 0)
+			continue;
+		snprintf(why, sizeof(why), "given twice, first on line %u", o->line);
+		return cy_fail(x, x->key_line, x->key, why);
+	}
 	return 0;
 }
 
@@ -137,6 +150,8 @@ cy_key(struct cy_ctx *x, const yaml_event_t *ev)
 static int
 cy_node(struct cy_ctx *x, const yaml_event_t *ev)
 {
+	struct cy_field *p;
+
 	if (x->depth == 0) {
 		/* The top node: a mapping, or nothing (a file of comments). */
 		if (ev->type == YAML_MAPPING_START_EVENT)
@@ -167,6 +182,14 @@ cy_node(struct cy_ctx *x, const yaml_event_t *ev)
 	case YAML_MAPPING_START_EVENT:
 		if (x->depth == 2)
 			return cy_fail(x, x->key_line, x->key, "no such field of gnio_conf");
+		p = realloc(x->parts, (x->nb_parts + 1) * sizeof(*p));
+		if (p == NULL)
+			return -ENOMEM;
+		x->parts = p;
+		p = &x->parts[x->nb_parts++];
+		snprintf(p->name, sizeof(p->name), "%s", x->key);
+		p->value = NULL;
+		p->line = x->key_line;
 		snprintf(x->part, sizeof(x->part), "%s", x->key);
 		x->part_line = x->key_line;
 		x->part_fields = 0;
@@ -305,6 +328,7 @@ gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err
 	work = *c;
 	x = (struct cy_ctx){ .c = &work, .f = f, .path = path, .err = err, .err_len = err_len };
 	ret = cy_walk(&x, &parser);
+	free(x.parts);
 	yaml_parser_delete(&parser);
 	fclose(in);
 	if (ret != 0) {

@@ -107,6 +107,17 @@ main(void)
 	refused(&c, "rx:\n  nested:\n    deeper: 1\n", "rx.nested: no such field of gnio_conf", EINVAL);
 	refused(&c, "- rx.burst\n", ":1: not a mapping of gnio_conf's fields", EINVAL);
 	refused(&c, "rx: {}\n", ":1: rx: no field given", EINVAL);
+	/* A key given twice, in either form or both: the second named, with the first's line. */
+	refused(&c, "rx.burst: 16\nrx.burst: 32\n", ":2: rx.burst: given twice, first on line 1",
+			EINVAL);
+	refused(&c, "rx:\n  burst: 16\n  burst: 8\n", ":3: rx.burst: given twice, first on line 2",
+			EINVAL);
+	refused(&c, "rx: {burst: 16}\nqueue.ring_items: 64\nrx: {nb_cores: 1}\n",
+			":3: rx: given twice, first on line 1", EINVAL);
+	refused(&c, "rx.burst: 16\nrx:\n  burst: 8\n", ":3: rx.burst: given twice, first on line 1",
+			EINVAL);
+	refused(&c, "rx: {burst: 8}\nrx.burst: 16\n", ":2: rx.burst: given twice, first on line 1",
+			EINVAL);
 	refused(&c, "rx.burst: &b 16\nqueue.ring_items: *b\n",
 			":2: queue.ring_items: an alias is not a value of it", EINVAL);
 	refused(&c, "? [rx, burst]\n: 16\n", ":1: a key that is not a name", EINVAL);
