@@ -57,6 +57,7 @@ struct cy_ctx {
 	unsigned int part_fields;    /* fields it set */
 	struct cy_field *parts;      /* the parts opened so far (no value) */
 	unsigned int nb_parts;
+	unsigned int nb_docs;        /* documents begun */
 };
 
 /* A plain scalar YAML reads as null: "", "~", "null". */
@@ -220,8 +221,13 @@ cy_walk(struct cy_ctx *x, yaml_parser_t *parser)
 			return parser->error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
 		}
 		switch (ev.type) {
-		case YAML_STREAM_START_EVENT:
 		case YAML_DOCUMENT_START_EVENT:
+			/* One document: what a second one says would never be read. */
+			if (x->nb_docs++ > 0)
+				ret = cy_fail(x, cy_line(&ev), NULL,
+						"a second document (a file is one mapping)");
+			break;
+		case YAML_STREAM_START_EVENT:
 		case YAML_DOCUMENT_END_EVENT:
 			break;
 		case YAML_STREAM_END_EVENT:

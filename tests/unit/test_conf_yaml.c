@@ -107,6 +107,14 @@ main(void)
 	refused(&c, "rx:\n  nested:\n    deeper: 1\n", "rx.nested: no such field of gnio_conf", EINVAL);
 	refused(&c, "- rx.burst\n", ":1: not a mapping of gnio_conf's fields", EINVAL);
 	refused(&c, "rx: {}\n", ":1: rx: no field given", EINVAL);
+	/* One document: a second one (a typo in it never read) is refused where it begins. */
+	refused(&c, "rx.burst: 16\n---\nrx.bursts: 8\n", ":2: a second document", EINVAL);
+	refused(&c, "---\nrx.burst: 16\n...\n---\n", ":4: a second document", EINVAL);
+	write_file("%YAML 1.1\n---\nrx.burst: 24\n...\n");
+	f = gnio_conf_file_load(&c, path, err, sizeof(err));
+	CHECK(f != NULL && c.rx.burst == 24);
+	gnio_conf_file_free(f);
+	c.rx.burst = d.rx.burst;
 	/* A key given twice, in either form or both: the second named, with the first's line. */
 	refused(&c, "rx.burst: 16\nrx.burst: 32\n", ":2: rx.burst: given twice, first on line 1",
 			EINVAL);
