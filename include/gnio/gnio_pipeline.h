@@ -233,7 +233,7 @@ struct gnio_conf_file;
  * ("rx: {burst: 64}"), or of full names ("rx.burst: 64"), or both; each value
  * a scalar written out (no alias), each part with a field, each key once (a
  * field given twice, in either form, is refused), one document (a second
- * "---" is refused). A node deeper than
+ * "---" is refused), no NUL character in a key or value. A node deeper than
  * these two levels is refused where it starts, before the rest is read. Fields the file leaves out keep their values, so what is set
  * afterwards (an application's options) overrides the file. A file with an
  * error changes nothing. @p path must name a regular file: a directory, a

@@ -97,6 +97,8 @@ cy_value(struct cy_ctx *x, const yaml_event_t *ev)
 
 	if (cy_null(ev))
 		return cy_fail(x, cy_line(ev), x->key, "no value given");
+	if (strlen(v) != ev->data.scalar.length)
+		return cy_fail(x, cy_line(ev), x->key, "a value with a NUL character");
 	fl = realloc(f->fields, (f->nb_fields + 1) * sizeof(*fl));
 	if (fl == NULL)
 		return -ENOMEM;
@@ -127,6 +129,10 @@ cy_key(struct cy_ctx *x, const yaml_event_t *ev)
 	const char *k = (const char *)ev->data.scalar.value;
 	int n;
 
+	/* "\0" in a quoted scalar: as a C string it would stop there, a name cut short. */
+	if (strlen(k) != ev->data.scalar.length)
+		return cy_fail(x, cy_line(ev), x->depth == 2 ? x->part : NULL,
+				"a key with a NUL character");
 	n = snprintf(x->key, sizeof(x->key), "%s%s%s", x->depth == 2 ? x->part : "",
 			x->depth == 2 ? "." : "", k);
 	if (n < 0 || (size_t)n >= sizeof(x->key))

@@ -86,6 +86,7 @@ def common_refusals(d, app):
         ("rx: {burst: 16\n", [], ["FILE:2: not YAML"]),
         ("- rx.burst\n", [], ["FILE:1: not a mapping of gnio_conf's fields"]),
         ("rx.burst: 16\n---\nrx.bursts: 8\n", [], ["FILE:2: a second document"]),
+        ('rx.burst: "16\\0junk"\n', [], ["FILE:1: rx.burst", "a value with a NUL character"]),
         ("ports.nb_rxq: 1\nrx.burst: 16\nports:\n  nb_rxq: 1\n", [],
          ["FILE:4: ports.nb_rxq", "given twice, first on line 1"]),
         ("rx.burst: 16\n", ["--config", missing], ["--config", "one file only"]),

@@ -107,6 +107,13 @@ main(void)
 	refused(&c, "rx:\n  nested:\n    deeper: 1\n", "rx.nested: no such field of gnio_conf", EINVAL);
 	refused(&c, "- rx.burst\n", ":1: not a mapping of gnio_conf's fields", EINVAL);
 	refused(&c, "rx: {}\n", ":1: rx: no field given", EINVAL);
+	/* A NUL in a quoted key or value: as a C string it would stop there, cut short. */
+	refused(&c, "\"rx.burst\\0junk\": 16\n", ":1: a key with a NUL character", EINVAL);
+	refused(&c, "rx: {\"burst\\0\": 16}\n", ":1: rx: a key with a NUL character", EINVAL);
+	refused(&c, "rx.burst: \"16\\0junk\"\n", ":1: rx.burst: a value with a NUL character",
+			EINVAL);
+	refused(&c, "gpu:\n  name: \"host\\0\"\n", ":2: gpu.name: a value with a NUL character",
+			EINVAL);
 	/* One document: a second one (a typo in it never read) is refused where it begins. */
 	refused(&c, "rx.burst: 16\n---\nrx.bursts: 8\n", ":2: a second document", EINVAL);
 	refused(&c, "---\nrx.burst: 16\n...\n---\n", ":4: a second document", EINVAL);
