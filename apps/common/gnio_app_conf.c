@@ -86,13 +86,36 @@ gnio_app_config_line(const char *field)
 	return 0;
 }
 
-/* Append @p s to @p out (@p o used of @p len). */
+/*
+ * Append @p ch to @p out (@p o used of @p len), a control character escaped
+ * ("\n", "\t", "\xNN"): a reason quoting a file's value stays one line.
+ */
+static void
+app_putc(char *out, size_t len, size_t *o, char ch)
+{
+	unsigned char u = (unsigned char)ch;
+	char e[8];
+	size_t n;
+
+	if (u == '\n' || u == '\r' || u == '\t')
+		snprintf(e, sizeof(e), "\\%c", u == '\n' ? 'n' : u == '\r' ? 'r' : 't');
+	else if (u < 0x20 || u == 0x7f)
+		snprintf(e, sizeof(e), "\\x%02x", u);
+	else
+		snprintf(e, sizeof(e), "%c", ch);
+	n = strlen(e);
+	if (*o + n >= len)
+		return;
+	memcpy(out + *o, e, n + 1);
+	*o += n;
+}
+
+/* Append @p s to @p out (@p o used of @p len), as app_putc() does each character. */
 static void
 app_put(char *out, size_t len, size_t *o, const char *s)
 {
-	int w = snprintf(out + *o, len - *o, "%s", s);
-
-	*o = w < 0 ? *o : RTE_MIN(*o + (size_t)w, len - 1);
+	for (; *s != '\0'; s++)
+		app_putc(out, len, o, *s);
 }
 
 /*
@@ -152,8 +175,7 @@ app_words(const struct gnio_app_flag *map, const char *msg, bool annotate, bool 
 		if (*s == '"')
 			quoted = !quoted;
 		if (quoted || *s == '"') {
-			out[o++] = *s++;
-			out[o] = '\0';
+			app_putc(out, len, &o, *s++);
 			continue;
 		}
 		if (s == at_pos) {
@@ -165,8 +187,7 @@ app_words(const struct gnio_app_flag *map, const char *msg, bool annotate, bool 
 				if (m->flag != NULL && (n = app_match(msg, s, m->field)) != 0)
 					break;
 			if (m == NULL || m->field == NULL) {
-				out[o++] = *s++;
-				out[o] = '\0';
+				app_putc(out, len, &o, *s++);
 				continue;
 			}
 			name = m->field;
@@ -281,7 +302,11 @@ app_config_read(const char *app, const struct gnio_app_flag *map, struct gnio_co
 			app_words(map, err + np, true, true, line, sizeof(line));
 			fprintf(stderr, "%s: %s%s\n", app, app_path, line);
 		} else {
-			fprintf(stderr, "%s: --config=%s\n", app, err);
+			size_t o = 0;
+
+			line[0] = '\0';
+			app_put(line, sizeof(line), &o, err);
+			fprintf(stderr, "%s: --config=%s\n", app, line);
 		}
 		exit(2);
 	}

@@ -215,7 +215,8 @@ int gnio_conf_set(struct gnio_conf *c, const char *key, const char *value);
  * judged by gnio_pipeline_create(), which calls this first. Needs no EAL: a
  * program can judge its options before rte_eal_init(). The reason names the
  * field as struct gnio_conf writes it ("queue.inline_bytes=100: ..."): an
- * application maps it to its own option's name.
+ * application maps it to its own option's name. A name it quotes has its
+ * control characters escaped ("\n", "\xNN"): the reason is one line.
  * @param c the configuration
  * @param err a one-line reason when it is refused
  * @param len bytes at @p err
@@ -241,7 +242,9 @@ struct gnio_conf_file;
  * @param c the configuration (gnio_conf_defaults() first)
  * @param path the YAML file
  * @param err filled with a one-line reason on failure, naming the file, its
- *   line and the field: "FILE:LINE: rx.burst: \"x\" is not a value of it"
+ *   line and the field: "FILE:LINE: rx.burst: \"x\" is not a value of it";
+ *   a control character of the name, a key or a value written "\n", "\t",
+ *   "\xNN"
  * @param err_len size of @p err
  * @return the file's string values, which string fields of @p c now point
  *   into: free them with gnio_conf_file_free() once the pipeline made from

@@ -18,6 +18,7 @@
 #include "gnio_consumer.h"
 #include "gnio_handler.h"
 #include "gnio_pipeline.h"
+#include "gnio_text.h"
 
 #define CK_FAIL(ret, ...) do { \
 	snprintf(err, len, __VA_ARGS__); \
@@ -30,6 +31,7 @@ gnio_conf_check(const struct gnio_conf *c, char *err, size_t len)
 	const struct gnio_conf_ports *pt = &c->ports;
 	const struct gnio_conf_queue *q = &c->queue;
 	uint16_t burst = c->rx.burst;
+	char e[128];
 
 	if ((unsigned int)c->mem.mode > GNIO_MEM_AUTO)
 		CK_FAIL(EINVAL, "mem.mode=%d: not an enum gnio_mem_mode", (int)c->mem.mode);
@@ -65,11 +67,12 @@ gnio_conf_check(const struct gnio_conf *c, char *err, size_t len)
 				GNIO_STATE_SHARED_MAX);
 	if (c->gpu.name != NULL && c->gpu.name[0] == '\0')
 		CK_FAIL(EINVAL, "gpu.name is empty: auto, host or a gpudev name");
+	/* A name quoted with its control characters escaped: the reason stays one line. */
 	if (c->consumer.name != NULL && !gnio_consumer_exists(c->consumer.name))
-		CK_FAIL(ENOENT, "consumer.name=%s: not built in (have: %s)", c->consumer.name,
-				gnio_consumer_names());
+		CK_FAIL(ENOENT, "consumer.name=%s: not built in (have: %s)",
+				gnio_text_escape(c->consumer.name, e, sizeof(e)), gnio_consumer_names());
 	if (c->consumer.handler != NULL && gnio_handler_find(c->consumer.handler) == NULL)
-		CK_FAIL(ENOENT, "consumer.handler=%s: no such handler (have: %s)", c->consumer.handler,
-				gnio_handler_names());
+		CK_FAIL(ENOENT, "consumer.handler=%s: no such handler (have: %s)",
+				gnio_text_escape(c->consumer.handler, e, sizeof(e)), gnio_handler_names());
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <rte_errno.h>
 
 #include "gnio_pipeline.h"
+#include "gnio_text.h"
 
 /* A full name, at most ("consumer.state_shared" and room to spare). */
 #define CY_KEY 128
@@ -71,11 +72,15 @@ cy_null(const yaml_event_t *ev)
 		 strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0);
 }
 
+/* The reason, one line: the key as the file wrote it, its control characters escaped. */
 static int
 cy_fail(struct cy_ctx *x, unsigned int line, const char *key, const char *why)
 {
-	snprintf(x->err, x->err_len, "%s:%u: %s%s%s", x->path, line, key != NULL ? key : "",
-			key != NULL ? ": " : "", why);
+	char k[4 * CY_KEY];
+
+	snprintf(x->err, x->err_len, "%s:%u: %s%s%s", x->path, line,
+			key != NULL ? gnio_text_escape(key, k, sizeof(k)) : "", key != NULL ? ": " : "",
+			why);
 	return -EINVAL;
 }
 
@@ -92,7 +97,7 @@ cy_value(struct cy_ctx *x, const yaml_event_t *ev)
 	const char *v = (const char *)ev->data.scalar.value;
 	struct gnio_conf_file *f = x->f;
 	struct cy_field *fl;
-	char why[CY_KEY + 64];
+	char why[CY_KEY + 64], e[CY_KEY];
 	int ret;
 
 	if (cy_null(ev))
@@ -112,7 +117,8 @@ cy_value(struct cy_ctx *x, const yaml_event_t *ev)
 		free(fl->value);
 		if (ret == -ENOENT)
 			return cy_fail(x, x->key_line, x->key, "no such field of gnio_conf");
-		snprintf(why, sizeof(why), "\"%.*s\" is not a value of it", CY_KEY, v);
+		snprintf(why, sizeof(why), "\"%s\" is not a value of it",
+				gnio_text_escape(v, e, sizeof(e)));
 		return cy_fail(x, cy_line(ev), x->key, why);
 	}
 	snprintf(fl->name, sizeof(fl->name), "%s", x->key);
@@ -251,20 +257,21 @@ cy_walk(struct cy_ctx *x, yaml_parser_t *parser)
 }
 
 /*
- * @p path opened for reading when it is a regular file; anything else (a
- * directory, a FIFO, a pipe, a device) is refused before it is opened, as a
- * FIFO would block the open and a pipe or a device cannot be read whole.
- * Opened without blocking and judged again, in case it changed in between.
+ * @p path opened for reading when it is a regular file (@p name: it as the
+ * reason writes it); anything else (a directory, a FIFO, a pipe, a device) is
+ * refused before it is opened, as a FIFO would block the open and a pipe or a
+ * device cannot be read whole. Opened without blocking and judged again, in
+ * case it changed in between.
  */
 static int
-cy_open(const char *path, char *err, size_t err_len)
+cy_open(const char *path, const char *name, char *err, size_t err_len)
 {
 	struct stat st;
 	int fd, ret;
 
 	if (stat(path, &st) != 0) {
 		ret = errno;
-		snprintf(err, err_len, "%s: %s", path, strerror(ret));
+		snprintf(err, err_len, "%s: %s", name, strerror(ret));
 		return -ret;
 	}
 	fd = -1;
@@ -272,7 +279,7 @@ cy_open(const char *path, char *err, size_t err_len)
 		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0) {
 			ret = errno;
-			snprintf(err, err_len, "%s: %s", path, strerror(ret));
+			snprintf(err, err_len, "%s: %s", name, strerror(ret));
 			return -ret;
 		}
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
@@ -280,10 +287,10 @@ cy_open(const char *path, char *err, size_t err_len)
 		close(fd);
 	}
 	if (S_ISDIR(st.st_mode)) {
-		snprintf(err, err_len, "%s: %s", path, strerror(EISDIR));
+		snprintf(err, err_len, "%s: %s", name, strerror(EISDIR));
 		return -EISDIR;
 	}
-	snprintf(err, err_len, "%s: not a regular file", path);
+	snprintf(err, err_len, "%s: not a regular file", name);
 	return -EINVAL;
 }
 
@@ -301,6 +308,7 @@ gnio_conf_file_free(struct gnio_conf_file *f)
 struct gnio_conf_file *
 gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err_len)
 {
+	char name[4096];
 	struct gnio_conf_file *f;
 	struct gnio_conf work;
 	yaml_parser_t parser;
@@ -315,7 +323,9 @@ gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	fd = cy_open(path, err, err_len);
+	/* The file's name as the reasons write it: one line, whatever it holds. */
+	gnio_text_escape(path, name, sizeof(name));
+	fd = cy_open(path, name, err, err_len);
 	if (fd < 0) {
 		rte_errno = -fd;
 		return NULL;
@@ -323,7 +333,7 @@ gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err
 	in = fdopen(fd, "r");
 	if (in == NULL) {
 		close(fd);
-		snprintf(err, err_len, "%s: out of memory", path);
+		snprintf(err, err_len, "%s: out of memory", name);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
@@ -331,14 +341,14 @@ gnio_conf_file_load(struct gnio_conf *c, const char *path, char *err, size_t err
 	if (f == NULL || !yaml_parser_initialize(&parser)) {
 		fclose(in);
 		free(f);
-		snprintf(err, err_len, "%s: out of memory", path);
+		snprintf(err, err_len, "%s: out of memory", name);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
 	yaml_parser_set_input_file(&parser, in);
 	/* Every field set on a copy: a file with an error changes nothing. */
 	work = *c;
-	x = (struct cy_ctx){ .c = &work, .f = f, .path = path, .err = err, .err_len = err_len };
+	x = (struct cy_ctx){ .c = &work, .f = f, .path = name, .err = err, .err_len = err_len };
 	ret = cy_walk(&x, &parser);
 	free(x.parts);
 	yaml_parser_delete(&parser);

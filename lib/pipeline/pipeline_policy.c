@@ -21,6 +21,7 @@
 #include "gnio_builtin.h"
 #include "gnio_cuda_launch.h"
 #include "gnio_engine_list.h"
+#include "gnio_text.h"
 #include "gnio_topo.h"
 #include "gnio_topo_gpu.h"
 #include "pipeline_core.h"
@@ -220,6 +221,7 @@ pl_resolve_gpus(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_t
 	const char *want = c->gpu.name != NULL ? c->gpu.name : "auto";
 	bool is_auto = strcmp(want, "auto") == 0;
 	struct gnio_topo topo;
+	char e[128];
 	int16_t id;
 
 	if (strcmp(want, "host") == 0)
@@ -231,7 +233,8 @@ pl_resolve_gpus(struct pl_conf *pc, const struct gnio_conf *c, char *err, size_t
 	if (id < 0)
 		PL_FAILV(ENOENT, strcmp(want, "host") == 0 ?
 				"gpu.name=host: cannot create the host GPU device gnio_host0" :
-				"gpu.name=%s: no such GPU (auto, host, or a gpudev device name)", want);
+				"gpu.name=%s: no such GPU (auto, host, or a gpudev device name)",
+				gnio_text_escape(want, e, sizeof(e)));
 	pc->gpu_id = id;
 	for (uint16_t i = 0; i < GNIO_MAX_PORTS; i++)
 		pc->port_gpu[i] = id;

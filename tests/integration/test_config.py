@@ -74,6 +74,11 @@ def not_regular(ck, d, run, app):
         line = one_line(ck, r, app, "--config " + path, says)
         print("--config %s -> %s" % (path, line))
     os.close(rfd)
+    # A name with a newline, quoted escaped.
+    nl = os.path.join(d, "dir\nname")
+    os.makedirs(nl, exist_ok=True)
+    one_line(ck, run(["--config", nl]), app, "a directory named with a newline",
+             "--config=%s: Is a directory" % nl.replace("\n", "\\n"))
 
 
 def common_refusals(d, app):
@@ -87,6 +92,9 @@ def common_refusals(d, app):
         ("- rx.burst\n", [], ["FILE:1: not a mapping of gnio_conf's fields"]),
         ("rx.burst: 16\n---\nrx.bursts: 8\n", [], ["FILE:2: a second document"]),
         ('rx.burst: "16\\0junk"\n', [], ["FILE:1: rx.burst", "a value with a NUL character"]),
+        # A control character quoted in a reason is escaped: one line still.
+        ('mem.mode: "a\\nb\\t\\x01"\n', [], ["FILE:1: mem.mode", '"a\\nb\\t\\x01" is not a value of it']),
+        ('consumer:\n  name: "a\\nb"\n', [], ["FILE:2: consumer.name (--consumer)=a\\nb: "]),
         ("ports.nb_rxq: 1\nrx.burst: 16\nports:\n  nb_rxq: 1\n", [],
          ["FILE:4: ports.nb_rxq", "given twice, first on line 1"]),
         ("rx.burst: 16\n", ["--config", missing], ["--config", "one file only"]),
@@ -130,6 +138,9 @@ def testpmd(ck, d):
     nosuch = write(d, "gpu.yaml", "consumer.name: host\ngpu.name: nosuch\n")
     one_line(ck, run(["--config", nosuch]), "gnio-testpmd", "gpu.name: nosuch",
              nosuch + ":2: gpu.name (--gpu)=nosuch")
+    ctl = write(d, "gpuctl.yaml", 'consumer.name: host\ngpu.name: "no\\nsuch"\n')
+    one_line(ck, run(["--config", ctl]), "gnio-testpmd", "gpu.name with a newline",
+             ctl + ":2: gpu.name (--gpu)=no\\nsuch: no such GPU")
     r = run(["--config", nosuch, "--gpu", "host"])
     ck.check(r.returncode == 0 and r.json.get("consumer") == "host", "--gpu host over the file's gpu.name: exit %d %s"
              % (r.returncode, r.stderr.strip()[-300:]))

@@ -55,7 +55,7 @@ refused(struct gnio_conf *c, const char *text, const char *want, int e)
 int
 main(void)
 {
-	struct gnio_conf c, d;
+	struct gnio_conf c, d, d2;
 	struct gnio_conf_file *f;
 	char err[256], want[128];
 	int fd;
@@ -114,6 +114,20 @@ main(void)
 			EINVAL);
 	refused(&c, "gpu:\n  name: \"host\\0\"\n", ":2: gpu.name: a value with a NUL character",
 			EINVAL);
+	/* A control character a reason quotes is escaped: the reason stays one line. */
+	refused(&c, "mem.mode: \"a\\nb\\t\\x01\"\n",
+			":1: mem.mode: \"a\\nb\\t\\x01\" is not a value of it", EINVAL);
+	refused(&c, "\"rx\\nburst\": 16\n", ":1: rx\\nburst: no such field of gnio_conf", EINVAL);
+	write_file("consumer: {name: \"a\\nb\", handler: \"m\\tx\"}\n");
+	d2 = c;
+	f = gnio_conf_file_load(&d2, path, err, sizeof(err));
+	REQUIRE(f != NULL);
+	CHECK(gnio_conf_check(&d2, err, sizeof(err)) == -ENOENT &&
+			strncmp(err, "consumer.name=a\\nb: ", 20) == 0 && strchr(err, '\n') == NULL);
+	d2.consumer.name = NULL;
+	CHECK(gnio_conf_check(&d2, err, sizeof(err)) == -ENOENT &&
+			strncmp(err, "consumer.handler=m\\tx: ", 23) == 0 && strchr(err, '\t') == NULL);
+	gnio_conf_file_free(f);
 	/* One document: a second one (a typo in it never read) is refused where it begins. */
 	refused(&c, "rx.burst: 16\n---\nrx.bursts: 8\n", ":2: a second document", EINVAL);
 	refused(&c, "---\nrx.burst: 16\n...\n---\n", ":4: a second document", EINVAL);
