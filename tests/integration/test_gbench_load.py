@@ -5,8 +5,8 @@ the figures: every point present and conserved, offered = received + not receive
 configuration's saturation point as its definition says (or "not reached"), results.json,
 results.csv, load.png and the printed table; bad load options exit 2 with one line. --config
 FILE.yaml goes to every gnio-testpmd run (its field in each point's --json, the file in
-results.json); a file gnio-testpmd refuses, or none, exits 2 with one line before any point; a
-file that ends the runs before their window (rx.max_packets) fails the points, never 0 Mpps."""
+results.json); a file gnio-testpmd refuses, none, one that is not a regular file or is over
+1 MiB, exits 2 with one line before any point; a file that ends the runs before their window (rx.max_packets) fails the points, never 0 Mpps."""
 import csv
 import json
 import os
@@ -53,12 +53,27 @@ def bad_configs(ck, tmp):
     with open(bad, "w") as f:
         f.write("rx:\n  burst: 16\n  bursts: 8\n")
     missing = os.path.join(tmp, "no-such.yaml")
+    # Not a regular file, or over 1 MiB: refused before it is read (a FIFO blocked the open, /dev/zero
+    # was read until Python's MemoryError).
+    fifo = os.path.join(tmp, "fifo.yaml")
+    os.mkfifo(fifo)
+    big = os.path.join(tmp, "big.yaml")
+    with open(big, "w") as f:
+        f.write("# a comment line\n" * 70000 + "rx.burst: 16\n")
     for path, says in ((bad, "gnio-bench: --config: gnio-testpmd: %s:3: rx.bursts: no such field" % bad),
-                       (missing, "gnio-bench: --config=%s: No such file" % missing)):
+                       (missing, "gnio-bench: --config=%s: No such file" % missing),
+                       (fifo, "gnio-bench: --config=%s: not a regular file" % fifo),
+                       ("/dev/zero", "gnio-bench: --config=/dev/zero: not a regular file"),
+                       (tmp, "gnio-bench: --config=%s: Is a directory" % tmp),
+                       (big, "gnio-bench: --config=%s: 1190013 bytes, over 1048576 (1 MiB)" % big)):
         with tempfile.TemporaryDirectory() as d:
-            r = subprocess.run([sys.executable, GBENCH, "--full", "--sections", "load", "--consumers", "host",
-                                "--no-baseline", "--out", d, "--config", path], capture_output=True, text=True,
-                               timeout=60)
+            try:
+                r = subprocess.run([sys.executable, GBENCH, "--full", "--sections", "load", "--consumers", "host",
+                                    "--no-baseline", "--out", d, "--config", path], capture_output=True, text=True,
+                                   timeout=60)
+            except subprocess.TimeoutExpired:
+                ck.check(False, "--config %s: still running after 60 s" % path)
+                continue
             lines = r.stderr.strip().splitlines()
             ck.check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith(says) and not os.listdir(d),
                      "--config %s: rc %d, stderr %r" % (path, r.returncode, r.stderr))
