@@ -150,6 +150,11 @@ main(int argc, char **argv)
 	}
 	if (o.json != NULL)
 		gnio_app_check_output(APP, "--json", o.json);
+	/* --check: the options and the file judged (app_parse(), gnio_conf_check()), no EAL. */
+	if (o.check) {
+		printf(APP ": options accepted\n");
+		return 0;
+	}
 	if (o.demo) {
 		eal_argv = demo_args(&eal_argc, argv[0]);
 		o.forward_mode = "macswap";

@@ -99,7 +99,9 @@ app_usage(void)
 		"                        YAML file; the options given here override it\n"
 		"  --slow-consumer-us=N  fault injection: the consumer spends N us more per item\n"
 		"  --inject-fault        fault injection: a GPU consumer writes to an invalid address\n"
-		"  --demo                run the built-in demo (net_null pair, macswap)\n",
+		"  --demo                run the built-in demo (net_null pair, macswap)\n"
+		"  --check               judge the options and the --config file as a run does\n"
+		"                        (gnio_conf_check() included), then exit 0; no EAL\n",
 		gnio_handler_names(), gnio_consumer_names());
 }
 
@@ -175,7 +177,7 @@ enum {
 	OPT_FWD = 256, OPT_PORTMASK, OPT_RXQ, OPT_TXQ, OPT_RXD, OPT_TXD, OPT_BURST, OPT_NB_CORES,
 	OPT_STATS, OPT_MBUFS, OPT_MBUF_SIZE, OPT_PEER, OPT_TXPKTS, OPT_MEM, OPT_GPU,
 	OPT_CONSUMER, OPT_FLUSH, OPT_RING, OPT_SPLIT, OPT_OVERLOAD, OPT_MAX, OPT_DURATION,
-	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_INLINE, OPT_GPU_MAP, OPT_DEMO, OPT_HELP,
+	OPT_JSON, OPT_STALL, OPT_SLOW, OPT_FAULT, OPT_ITEM, OPT_INLINE, OPT_GPU_MAP, OPT_DEMO, OPT_CHECK, OPT_HELP,
 	OPT_COMPLETION, OPT_RX_PPS, OPT_PREFILL, OPT_DRAIN, OPT_CUDA_WARPS, OPT_CUDA_BACKOFF,
 	OPT_CUDA_TRACE,
 };
@@ -213,6 +215,7 @@ static const struct option app_long[] = {
 	{ "slow-consumer-us", required_argument, NULL, OPT_SLOW },
 	{ "inject-fault", no_argument, NULL, OPT_FAULT },
 	{ "demo", no_argument, NULL, OPT_DEMO },
+	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "completion", required_argument, NULL, OPT_COMPLETION },
 	{ "rx-pps", required_argument, NULL, OPT_RX_PPS },
 	{ "prefill", required_argument, NULL, OPT_PREFILL },
@@ -360,6 +363,7 @@ app_option(int opt, const char *arg, void *ctx)
 		break;
 	case OPT_FAULT: dbg->inject_fault = true; break;
 	case OPT_DEMO: o->demo = true; break;
+	case OPT_CHECK: o->check = true; break;
 	case OPT_HELP: app_usage(); exit(0);
 	case ':':
 		app_fail("%s: needs a value", x->argv[optind - 1]);

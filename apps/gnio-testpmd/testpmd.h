@@ -28,6 +28,7 @@ struct app_opts {
 	uint32_t duration;
 	const char *json;
 	bool demo;
+	bool check;                       /* --check: judge the options, start nothing */
 };
 
 /** Parse the app's options; a bad one exits 2 with a one-line reason. */

@@ -133,6 +133,14 @@ def testpmd(ck, d):
                                         j.get("forward_mode")) == (8, 128, 1234, "io"),
                  "%s: --burst and --forward-mode over the file, its other fields kept: exit %d %s" % (
                      opts, r.returncode, {k: j.get(k) for k in ("burst", "ring_items", "drain_ms", "forward_mode")}))
+    # --check: the options and the file judged as a run judges them (gnio_conf_check() too), nothing
+    # started.
+    r = run(["--config", good, "--check"])
+    ck.check(r.returncode == 0 and "options accepted" in r.stdout and "forwarding" not in r.stdout and not r.json,
+             "--check on a good file: exit %d %s %s" % (r.returncode, r.stdout[-200:], r.stderr[-200:]))
+    shared = write(d, "shared.yaml", "consumer:\n  state_shared: 99999\n")
+    one_line(ck, run(["--config", shared, "--check"]), "gnio-testpmd", "--check, state_shared",
+             shared + ":2: consumer.state_shared=99999: at most")
     # A GPU the file names that does not exist: refused once the EAL is up, the file's line named;
     # --gpu over it runs.
     nosuch = write(d, "gpu.yaml", "consumer.name: host\ngpu.name: nosuch\n")

@@ -5,8 +5,9 @@ the figures: every point present and conserved, offered = received + not receive
 configuration's saturation point as its definition says (or "not reached"), results.json,
 results.csv, load.png and the printed table; bad load options exit 2 with one line. --config
 FILE.yaml goes to every gnio-testpmd run (its field in each point's --json, the file in
-results.json); a file gnio-testpmd refuses, none, one that is not a regular file or is over
-1 MiB, exits 2 with one line before any point; a file that ends the runs before their window (rx.max_packets) fails the points, never 0 Mpps."""
+results.json); a file gnio-testpmd refuses (its fields, or the whole configuration by
+gnio_conf_check()), none, one that is not a regular file or is over 1 MiB, exits 2 with one line
+before any point; a file that ends the runs before their window (rx.max_packets) fails the points, never 0 Mpps."""
 import csv
 import json
 import os
@@ -53,6 +54,10 @@ def bad_configs(ck, tmp):
     with open(bad, "w") as f:
         f.write("rx:\n  burst: 16\n  bursts: 8\n")
     missing = os.path.join(tmp, "no-such.yaml")
+    # The whole configuration judged (gnio_conf_check(), gnio-testpmd --check), not its fields alone.
+    shared = os.path.join(tmp, "shared.yaml")
+    with open(shared, "w") as f:
+        f.write("consumer:\n  state_shared: 99999\n")
     # Not a regular file, or over 1 MiB: refused before it is read (a FIFO blocked the open, /dev/zero
     # was read until Python's MemoryError).
     fifo = os.path.join(tmp, "fifo.yaml")
@@ -62,6 +67,8 @@ def bad_configs(ck, tmp):
         f.write("# a comment line\n" * 70000 + "rx.burst: 16\n")
     for path, says in ((bad, "gnio-bench: --config: gnio-testpmd: %s:3: rx.bursts: no such field" % bad),
                        (missing, "gnio-bench: --config=%s: No such file" % missing),
+                       (shared, "gnio-bench: --config: gnio-testpmd: %s:2: consumer.state_shared=99999: at most"
+                        % shared),
                        (fifo, "gnio-bench: --config=%s: not a regular file" % fifo),
                        ("/dev/zero", "gnio-bench: --config=/dev/zero: not a regular file"),
                        (tmp, "gnio-bench: --config=%s: Is a directory" % tmp),
