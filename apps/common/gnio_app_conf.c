@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
 #include <rte_common.h>
 #include <gnio/gnio_pipeline.h>
 
@@ -24,16 +22,14 @@
 /* One field the --config file sets: its name, its value as written, its line. */
 struct app_field {
 	char name[APP_FIELD_LEN];
-	const char *value;           /* in app_doc */
+	const char *value;           /* in app_file */
 	unsigned int line;
 };
 
 static const struct gnio_app_flag *app_map;    /* the app's (gnio_app_options()) */
 static bool app_given[APP_MAX_FLAGS];          /* its option was on the command line */
 static const char *app_path;                   /* the --config file */
-static struct gnio_conf_file *app_file;        /* the library's strings of it */
-static yaml_document_t app_doc;                /* the values given to the app's options */
-static bool app_doc_loaded;
+static struct gnio_conf_file *app_file;        /* what the library read of it */
 static struct app_field *app_fields;
 static unsigned int app_nb_fields;
 
@@ -79,7 +75,7 @@ app_overridden(const struct gnio_app_flag *map, const char *field)
 unsigned int
 gnio_app_config_line(const char *field)
 {
-	/* The last time the file names it is the value it sets. */
+	/* Each field once: the library refuses a file that gives one twice. */
 	for (unsigned int i = app_nb_fields; i-- > 0;)
 		if (strcmp(app_fields[i].name, field) == 0)
 			return app_fields[i].line;
@@ -236,49 +232,12 @@ gnio_app_conf_check(const char *app, const struct gnio_app_flag *map, const stru
 	exit(2);
 }
 
-/* The file's fields the library took, in its order, with their lines (its nesting: conf_yaml.c). */
-static int
-app_walk(yaml_node_t *map, const char *prefix, int depth)
-{
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-			p++) {
-		yaml_node_t *k = yaml_document_get_node(&app_doc, p->key);
-		yaml_node_t *v = yaml_document_get_node(&app_doc, p->value);
-		struct app_field *f;
-		char name[APP_FIELD_LEN];
-
-		if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE)
-			return -1;
-		snprintf(name, sizeof(name), "%s%s%s", prefix, prefix[0] != '\0' ? "." : "",
-				(const char *)k->data.scalar.value);
-		if (v->type == YAML_MAPPING_NODE && depth == 0) {
-			if (app_walk(v, name, 1) != 0)
-				return -1;
-			continue;
-		}
-		if (v->type != YAML_SCALAR_NODE)
-			return -1;
-		f = realloc(app_fields, (app_nb_fields + 1) * sizeof(*f));
-		if (f == NULL)
-			return -1;
-		app_fields = f;
-		f = &app_fields[app_nb_fields++];
-		snprintf(f->name, sizeof(f->name), "%s", name);
-		f->value = (const char *)v->data.scalar.value;
-		f->line = (unsigned int)k->start_mark.line + 1;
-	}
-	return 0;
-}
-
 /* At exit: the file's values (the pipeline made from them is gone by then). */
 static void
 app_config_free(void)
 {
 	gnio_conf_file_free(app_file);
 	app_file = NULL;
-	if (app_doc_loaded)
-		yaml_document_delete(&app_doc);
-	app_doc_loaded = false;
 	free(app_fields);
 	app_fields = NULL;
 	app_nb_fields = 0;
@@ -290,9 +249,8 @@ app_config_read(const char *app, const struct gnio_app_flag *map, struct gnio_co
 {
 	size_t np = strlen(app_path);
 	char err[512], line[768];
-	yaml_parser_t parser;
-	yaml_node_t *root;
-	FILE *in;
+	const char *name, *value;
+	unsigned int at;
 
 	app_file = gnio_conf_file_load(c, app_path, err, sizeof(err));
 	if (app_file == NULL) {
@@ -311,21 +269,18 @@ app_config_read(const char *app, const struct gnio_app_flag *map, struct gnio_co
 		exit(2);
 	}
 	atexit(app_config_free);
-	/* The same document again, for each field's line and the text of its value. */
-	in = fopen(app_path, "r");
-	if (in == NULL || !yaml_parser_initialize(&parser)) {
-		if (in != NULL)
-			fclose(in);
-		gnio_app_fail(app, "--config=%s: cannot read it again", app_path);
+	/* The fields as the library read them (the file is read once): names, values, lines. */
+	while (gnio_conf_file_field(app_file, app_nb_fields, &name, &value, &at) == 0) {
+		struct app_field *f = realloc(app_fields, (app_nb_fields + 1) * sizeof(*f));
+
+		if (f == NULL)
+			gnio_app_fail(app, "--config=%s: out of memory", app_path);
+		app_fields = f;
+		f = &app_fields[app_nb_fields++];
+		snprintf(f->name, sizeof(f->name), "%s", name);
+		f->value = value;
+		f->line = at;
 	}
-	yaml_parser_set_input_file(&parser, in);
-	app_doc_loaded = yaml_parser_load(&parser, &app_doc) != 0;
-	yaml_parser_delete(&parser);
-	fclose(in);
-	root = app_doc_loaded ? yaml_document_get_root_node(&app_doc) : NULL;
-	if (!app_doc_loaded || (root != NULL && root->type == YAML_MAPPING_NODE &&
-			app_walk(root, "", 0) != 0))
-		gnio_app_fail(app, "--config=%s: changed while it was read", app_path);
 }
 
 int

@@ -257,6 +257,23 @@ struct gnio_conf_file *gnio_conf_file_load(struct gnio_conf *c, const char *path
 		size_t err_len);
 
 /**
+ * One field a configuration file set, in the file's order: its full name
+ * (whichever form the file wrote it in), its value as written and its line,
+ * for a program that names them in its own reasons (an application's option
+ * for the field, the line a refused value came from). The file is read once,
+ * by gnio_conf_file_load(): these are what it read.
+ * @param f what gnio_conf_file_load() returned
+ * @param i the field's index, from 0
+ * @param name set to its full name ("rx.burst"), kept until
+ *   gnio_conf_file_free()
+ * @param value set to its value as written, kept as long
+ * @param line set to its line in the file, from 1
+ * @return 0; -ENOENT (@p i is past the last field); -EINVAL (@p f NULL)
+ */
+int gnio_conf_file_field(const struct gnio_conf_file *f, unsigned int i, const char **name,
+		const char **value, unsigned int *line);
+
+/**
  * Free what gnio_conf_file_load() kept.
  * @param f the file's values (NULL: nothing happens)
  */

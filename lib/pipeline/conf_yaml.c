@@ -294,6 +294,23 @@ cy_open(const char *path, const char *name, char *err, size_t err_len)
 	return -EINVAL;
 }
 
+int
+gnio_conf_file_field(const struct gnio_conf_file *f, unsigned int i, const char **name,
+		const char **value, unsigned int *line)
+{
+	if (f == NULL)
+		return -EINVAL;
+	if (i >= f->nb_fields)
+		return -ENOENT;
+	if (name != NULL)
+		*name = f->fields[i].name;
+	if (value != NULL)
+		*value = f->fields[i].value;
+	if (line != NULL)
+		*line = f->fields[i].line;
+	return 0;
+}
+
 void
 gnio_conf_file_free(struct gnio_conf_file *f)
 {

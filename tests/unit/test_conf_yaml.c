@@ -78,6 +78,21 @@ main(void)
 	CHECK(strcmp(c.consumer.name, "host") == 0 && strcmp(c.consumer.handler, "infer-batch") == 0);
 	CHECK(c.queue.item_pkts == 256 && c.mem.mode == GNIO_MEM_PINNED && strcmp(c.gpu.name, "host") == 0);
 	CHECK(c.queue.flush_us == 7);                     /* not in the file: kept */
+	/* What the file set, in its order, each by its full name, its value as written, its line. */
+	{
+		static const char *const names[] = { "rx.burst", "rx.max_packets", "rx.overload",
+			"consumer.name", "consumer.handler", "queue.item_pkts", "mem.mode", "gpu.name" };
+		static const unsigned int lines[] = { 3, 4, 5, 7, 8, 9, 10, 11 };
+		const char *name, *value;
+		unsigned int i, line;
+
+		for (i = 0; gnio_conf_file_field(f, i, &name, &value, &line) == 0; i++)
+			CHECK(i < 8 && strcmp(name, names[i]) == 0 && line == lines[i]);
+		CHECK(i == 8);
+		CHECK(gnio_conf_file_field(f, 4, NULL, &value, NULL) == 0 &&
+				strcmp(value, "infer-batch") == 0 && value == c.consumer.handler);
+		CHECK(gnio_conf_file_field(NULL, 0, &name, &value, &line) == -EINVAL);
+	}
 	/* The file's strings live in f, not in the file: rewritten, they stand. */
 	write_file("consumer: {name: cuda}\n");
 	CHECK(strcmp(c.consumer.name, "host") == 0);
