@@ -159,6 +159,16 @@ cy_key(struct cy_ctx *x, const yaml_event_t *ev)
 	return 0;
 }
 
+/* Whether @p key names a field of gnio_conf (a value of any form tried on a scratch copy). */
+static bool
+cy_is_field(const char *key)
+{
+	struct gnio_conf scratch;
+
+	gnio_conf_defaults(&scratch);
+	return gnio_conf_set(&scratch, key, "") != -ENOENT;
+}
+
 /* One event of the document's nodes. */
 static int
 cy_node(struct cy_ctx *x, const yaml_event_t *ev)
@@ -193,6 +203,8 @@ cy_node(struct cy_ctx *x, const yaml_event_t *ev)
 	case YAML_SCALAR_EVENT:
 		return cy_value(x, ev);
 	case YAML_MAPPING_START_EVENT:
+		if (cy_is_field(x->key))
+			return cy_fail(x, cy_line(ev), x->key, "a mapping is not a value of it");
 		if (x->depth == 2)
 			return cy_fail(x, x->key_line, x->key, "no such field of gnio_conf");
 		p = realloc(x->parts, (x->nb_parts + 1) * sizeof(*p));
@@ -209,6 +221,8 @@ cy_node(struct cy_ctx *x, const yaml_event_t *ev)
 		x->depth = 2;
 		return 0;
 	case YAML_SEQUENCE_START_EVENT:
+		if (!cy_is_field(x->key))
+			return cy_fail(x, x->key_line, x->key, "no such field of gnio_conf");
 		return cy_fail(x, cy_line(ev), x->key, "a list is not a value of it");
 	case YAML_ALIAS_EVENT:
 		return cy_fail(x, cy_line(ev), x->key, "an alias is not a value of it (write the value)");

@@ -120,6 +120,10 @@ main(void)
 	refused(&c, "rx:\n  burst: [1, 2]\n", ":2: rx.burst: a list is not a value of it", EINVAL);
 	refused(&c, "rx:\n  burst:\n", ":2: rx.burst: no value given", EINVAL);
 	refused(&c, "rx:\n  nested:\n    deeper: 1\n", "rx.nested: no such field of gnio_conf", EINVAL);
+	/* A mapping or a list under a field is not its value; under a name that is no field, the name. */
+	refused(&c, "rx:\n  burst:\n    x: 1\n", ":3: rx.burst: a mapping is not a value of it", EINVAL);
+	refused(&c, "rx.burst: {x: 1}\n", ":1: rx.burst: a mapping is not a value of it", EINVAL);
+	refused(&c, "rx:\n  bursts: [1]\n", ":2: rx.bursts: no such field of gnio_conf", EINVAL);
 	refused(&c, "- rx.burst\n", ":1: not a mapping of gnio_conf's fields", EINVAL);
 	refused(&c, "rx: {}\n", ":1: rx: no field given", EINVAL);
 	/* A NUL in a quoted key or value: as a C string it would stop there, cut short. */
