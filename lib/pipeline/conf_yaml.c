@@ -46,7 +46,7 @@ struct gnio_conf_file {
 struct cy_ctx {
 	struct gnio_conf *c;
 	struct gnio_conf_file *f;
-	const char *path;
+	const char *path;            /* the file, as the reasons write it (escaped) */
 	char *err;
 	size_t err_len;
 	int depth;                   /* mappings open: 0, 1 (the top), 2 (a part's) */
