@@ -476,10 +476,11 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 	 * Not obeyed (one stray packet must not take the session over): messages
 	 * past 2^64 - 1, or a sequence number further ahead of the next than a gap
 	 * may be (max_gap; a heartbeat's and an end of session's name the next).
+	 * Before the session is joined the next is its first message, 1.
 	 */
 	data = count != ITCH_MOLD_HEARTBEAT && count != ITCH_MOLD_END;
 	if (!f->have_session) {
-		if (data && seq + count < seq) {
+		if ((data && seq + count < seq) || (seq > 1 && seq - 1 > f->max_gap)) {
 			f->implausible++;
 			return ITCH_IMPLAUSIBLE;
 		}

@@ -298,6 +298,33 @@ def stray(d, ck):
                  "packets", "messages", "lost", "duplicates", "gaps", "implausible")}))
 
 
+def stray_first(d, ck):
+    """A stray packet of the session at sequence 10^12 before a feed that starts at 1 took the session:
+    the receiver joined there and counted every real packet a duplicate (--max-gap skipped the first
+    packet). A session starts at message 1: a first packet further than --max-gap past it is implausible,
+    not joined; one as far as --max-gap is joined there."""
+    msgs = [m_add(8, 1 + i, b"B", 100, 1000 + i, 1 + i) for i in range(4)]
+    bbo = "".join("%d,8,%d,%d,100,0,0\n" % (1 + i, 1 + i, 1000 + i) for i in range(4))
+    pcap = write_feed(d, "stray-first", [frame(mold(10 ** 12, [m_add(8, 99, b"B", 100, 999999, 1)])),
+                                         frame(mold(1, msgs[:2])), frame(mold(3, msgs[2:])),
+                                         frame(mold(5, [], count=0xFFFF))])
+    r, out = itch(d, "stray-first", pcap)
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == bbo and got.get("implausible") == 1 and
+             got.get("messages") == 4 and got.get("duplicates") == 0 and got.get("next_seq") == 5,
+             "a stray first packet at 10^12: implausible, the feed from 1 applied (exit %d, %s)" % (
+                 r.returncode, {k: got.get(k) for k in ("implausible", "messages", "duplicates", "next_seq")}))
+    # --max-gap 100: a first packet at 102 is implausible, one at 101 joins the session there.
+    pcap = write_feed(d, "late-join", [frame(mold(102, msgs[:1])), frame(mold(101, msgs[1:])),
+                                       frame(mold(104, [], count=0xFFFF))])
+    r, out = itch(d, "late-join", pcap, "--max-gap", "100")
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    ck.check(r.returncode == 0 and got.get("implausible") == 1 and got.get("messages") == 3 and
+             got.get("next_seq") == 104 and got.get("lost") == 0,
+             "--max-gap 100: a first packet at 102 implausible, one at 101 joined (exit %d, %s)" % (
+                 r.returncode, {k: got.get(k) for k in ("implausible", "messages", "next_seq", "lost")}))
+
+
 REPLAY = os.path.join(BUILD, "apps", "gnio-itch", "gnio-itch-replay")
 
 
@@ -628,6 +655,7 @@ def main():
     side_x(d, ck)
     bad_sums(d, ck)
     stray(d, ck)
+    stray_first(d, ck)
     replay_agrees(d, ck)
     vlan(d, ck)
     empty_message(d, ck)

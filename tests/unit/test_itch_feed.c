@@ -129,8 +129,9 @@ gap_timer(void)
 /*
  * Issue 54 item 6: one stray packet of sequence 2^63 (or a heartbeat at 2^62)
  * made the receiver count 2^63 messages lost and every later real packet a
- * duplicate. A packet further ahead than max_gap, or whose messages pass
- * 2^64 - 1, is implausible: counted, not obeyed (nor joined).
+ * duplicate. A packet further ahead than max_gap (the first one: past message
+ * 1), or whose messages pass 2^64 - 1, is implausible: counted, not obeyed (nor
+ * joined).
  */
 static void
 stray(void)
@@ -144,6 +145,8 @@ stray(void)
 	itch_feed_init(mem, (uintptr_t)mem, 64, 64, 64, 1, TIMEOUT_NS, NULL);
 	/* Not joined on messages past 2^64 - 1. */
 	CHECK(packet(f, UINT64_MAX - 1, 3, 5) == ITCH_IMPLAUSIBLE && !f->have_session && f->implausible == 1);
+	/* Nor on one further past the session's first message (1) than max_gap. */
+	CHECK(packet(f, 1000000000000ull, 1, 6) == ITCH_IMPLAUSIBLE && !f->have_session && f->implausible == 2);
 	CHECK(packet(f, 1, 2, 10) == ITCH_CONSUMED && f->next == 3);
 	CHECK(packet(f, 1ull << 63, 1, 20) == ITCH_IMPLAUSIBLE);
 	CHECK(packet(f, 1ull << 62, ITCH_MOLD_HEARTBEAT, 30) == ITCH_IMPLAUSIBLE);
@@ -155,7 +158,7 @@ stray(void)
 	CHECK(packet(f, 3 + 50, 1, 41) == ITCH_REQUEST && f->req_seq == 3 && f->req_count == 50);
 	CHECK(packet(f, 3, 50, 42) == ITCH_CONSUMED && f->next == 54 && f->gap_since_ns == 0);
 	itch_feed_totals(f, &t);
-	CHECK(f->implausible == 6 && f->lost == 0 && f->duplicates == 0 && f->gaps == 1 && t.messages == 53 &&
+	CHECK(f->implausible == 7 && f->lost == 0 && f->duplicates == 0 && f->gaps == 1 && t.messages == 53 &&
 			f->packets == 3);
 	free(mem);
 }
