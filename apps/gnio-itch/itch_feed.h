@@ -36,7 +36,7 @@
 enum itch_action {
 	ITCH_CONSUMED,        /* applied, held or nothing to do: drop as handled */
 	ITCH_DUPLICATE,       /* every message already seen */
-	ITCH_MALFORMED,       /* a cut MoldUDP64 header */
+	ITCH_MALFORMED,       /* a cut MoldUDP64 header, or a count not the messages there */
 	ITCH_OTHER_SESSION,   /* a session that is not the one followed */
 	ITCH_IMPLAUSIBLE,     /* further ahead than a gap may be (max_gap), or past 2^64 - 1: not obeyed */
 	ITCH_REQUEST,         /* send a re-request for [req_seq, req_seq + req_count) */
@@ -372,24 +372,35 @@ itch_feed_take(struct itch_feed *f, uint32_t packets, uint64_t next, uint64_t no
 }
 
 /*
+ * Does the MoldUDP64 packet of @p len bytes at @p p (its header whole) hold
+ * exactly @p count messages, each whole, and no byte after them? A packet
+ * whose count says otherwise is malformed.
+ */
+GNIO_HD static inline int
+itch_mold_exact(const uint8_t *p, uint32_t len, uint32_t count)
+{
+	uint32_t at = ITCH_MOLD_HDR, n, k;
+	const uint8_t *m;
+
+	for (k = 0; k < count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
+		;
+	return k == count && at == len;
+}
+
+/*
  * Is the MoldUDP64 packet of @p len bytes at @p p a fast-path candidate: of
- * the followed session, 1 to 0xfffe messages, all of them there? Its sequence
+ * the followed session, 1 to 0xfffe messages, exactly those there? Its sequence
  * number and count in *@p seq and *@p count.
  */
 GNIO_HD static inline int
 itch_feed_whole(const struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t *seq, uint32_t *count)
 {
-	uint32_t at = ITCH_MOLD_HDR, n, k;
-	const uint8_t *m;
-
 	if (itch_mold_header(p, len, seq, count) != 0 || *count == ITCH_MOLD_HEARTBEAT || *count == ITCH_MOLD_END)
 		return 0;
 	for (int i = 0; i < 10; i++)
 		if (p[i] != f->session[i])
 			return 0;
-	for (k = 0; k < *count && itch_mold_next(p, len, &at, &m, &n) == 1; k++)
-		;
-	return k == *count;
+	return itch_mold_exact(p, len, *count);
 }
 
 /*
@@ -468,7 +479,9 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 
 	if (itch_feed_fast(f, p, len, now_ns))
 		return ITCH_CONSUMED;
-	if (itch_mold_header(p, len, &seq, &count) != 0) {
+	/* A cut header, or a count that is not the messages there (a heartbeat and an end of session have none). */
+	if (itch_mold_header(p, len, &seq, &count) != 0 ||
+			!itch_mold_exact(p, len, count != ITCH_MOLD_END ? count : 0)) {
 		f->malformed++;
 		return ITCH_MALFORMED;
 	}
@@ -547,9 +560,7 @@ itch_feed_packet(struct itch_feed *f, const uint8_t *p, uint32_t len, uint64_t n
 				}
 			}
 		}
-		if (k < count)
-			f->book[0].malformed++;     /* a count or a length past the packet */
-		/* All of seq .. seq + count - 1 exist: what was not read (a cut packet) is a gap. */
+		/* All of seq .. seq + count - 1 exist. */
 		itch_feed_gap(f, seq + count, now_ns);
 		if (f->pend_hi != 0)
 			itch_feed_gap(f, f->pend_hi, now_ns);

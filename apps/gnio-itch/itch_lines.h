@@ -188,7 +188,7 @@ itch_ll_in_order(const struct itch_feed *f, struct itch_llp *pp)
 /*
  * Lane 0, step 1b (fast so far): the messages' places; fast stays 1 when the
  * packet is whole (each of its count messages within it: itch_mold_next()'s
- * test). The walk from one length to the next is all that waits on a load;
+ * test, and no byte after them: itch_mold_exact()). The walk from one length to the next is all that waits on a load;
  * whether each message is whole is gathered on the side, and a place past
  * the end is read at the end's last two bytes instead (its values then unused).
  */
@@ -206,7 +206,7 @@ itch_ll_places(struct itch_llp *pp)
 		whole &= (at + 2 <= len) & (at + 2 + n <= len);
 		at = r + 2 + n;
 	}
-	pp->fast = whole;
+	pp->fast = whole & (at == len);
 }
 
 /* Step 1, every lane at once with lane 0's look: shard @p lane's mask emptied for the packet. */

@@ -325,6 +325,31 @@ def stray_first(d, ck):
                  r.returncode, {k: got.get(k) for k in ("implausible", "messages", "next_seq", "lost")}))
 
 
+def count_lie(d, ck):
+    """A packet whose count overstated its messages (0xfffe, two there) was trusted: its messages applied
+    and the rest taken as a gap, one re-request a later packet, the gap counted lost, exit 3. A packet
+    whose count is not the messages it holds (more, fewer, bytes after them; a heartbeat with a
+    message) is malformed: counted, dropped whole, the next sequence number unmoved."""
+    msgs = [m_add(9, 1 + i, b"B", 100, 2000 + i, 1 + i) for i in range(6)]
+    bogus = [m_add(9, 50 + i, b"S", 100, 9000 + i, 1) for i in range(2)]
+    bbo = "".join("%d,9,%d,%d,100,0,0\n" % (1 + i, 1 + i, 2000 + i) for i in range(6))
+    pcap = write_feed(d, "count-lie", [frame(mold(1, msgs[:2])),
+                                       frame(mold(3, bogus, count=0xFFFE)),      # overstated
+                                       frame(mold(3, bogus, count=1)),           # understated
+                                       frame(mold(3, bogus[:1]) + struct.pack(">H", 3) + b"ABC"),
+                                       frame(mold(3, bogus, count=0)),           # a heartbeat with messages
+                                       frame(mold(3, msgs[2:4])), frame(mold(5, msgs[4:])),
+                                       frame(mold(7, [], count=0xFFFF))])
+    r, out = itch(d, "count-lie", pcap, "--rerequest", "10.9.8.7:4242")
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == bbo and got.get("malformed") == 4 and
+             got.get("messages") == 6 and got.get("lost") == 0 and got.get("gaps") == 0 and
+             not requests(out["tx"]) and got.get("drops", {}).get("malformed") == 4,
+             "a count that is not the messages there: malformed, dropped, the feed applied, nothing asked "
+             "for (exit %d, %s, %d re-requests)" % (r.returncode, {k: got.get(k) for k in (
+                 "malformed", "messages", "lost", "gaps", "drops")}, len(requests(out["tx"]))))
+
+
 REPLAY = os.path.join(BUILD, "apps", "gnio-itch", "gnio-itch-replay")
 
 
@@ -374,7 +399,8 @@ def replay_agrees(d, ck):
              "gnio-itch-replay and gnio-itch on frames of another session, past the UDP length, VLAN-tagged: the "
              "reference's events, the same book and counts (exit %d, %d; differ: %s)" % (
                  r1.returncode, r2.returncode, same))
-    ck.check(ref_book(b2, dict(want, packets=want["packets"] + 2, gaps=1)) and " other sessions 1," in r2.stdout and
+    # (The datagram cut short holds fewer messages than its count: malformed, dropped whole, not a packet.)
+    ck.check(ref_book(b2, dict(want, packets=want["packets"] + 1)) and " other sessions 1," in r2.stdout and
              " malformed 1," in r2.stdout and "not_handled 1" in r2.stdout,
              "gnio-itch-replay: the other session's packet, the datagram cut short and the VLAN frame counted, "
              "the reference's book (%s)" % {k: (want.get(k), b2.get(k)) for k in want if k != "stocks" and
@@ -656,6 +682,7 @@ def main():
     bad_sums(d, ck)
     stray(d, ck)
     stray_first(d, ck)
+    count_lie(d, ck)
     replay_agrees(d, ck)
     vlan(d, ck)
     empty_message(d, ck)
