@@ -71,25 +71,30 @@ struct itch_ports {
 /*
  * The feed's UDP payload in packet @p pk, taken on ports @p pt: 0 with its
  * offset and length, or the verdict of a packet that is not the feed's (not
- * handled) or is cut short (malformed).
+ * handled) or is cut short, its lengths inconsistent (the IPv4 total length
+ * past the frame, the UDP datagram past the IPv4 packet) or an IPv4 fragment
+ * (malformed).
  */
 GNIO_HD static inline uint16_t
 itch_payload_on(const struct itch_ports *pt, const struct gnio_pkt *pk, uint32_t *off, uint32_t *len)
 {
 	const uint8_t *p = pk->data;
-	uint32_t ihl, udp, end, dport;
+	uint32_t ihl, udp, end, dport, ip_end;
 
 	if (pk->len < 14 + 20 + 8 || p[12] != 0x08 || p[13] != 0x00 || (p[14] >> 4) != 4 || p[23] != 17)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
 	ihl = (p[14] & 0xfu) * 4;
 	udp = 14 + ihl;
-	if (ihl < 20 || udp + 8 > pk->len)
+	ip_end = 14 + ((uint32_t)p[16] << 8 | p[17]);
+	/* The IPv4 packet (its total length) within the frame, a whole datagram: not a fragment. */
+	if (ihl < 20 || udp + 8 > pk->len || ip_end < udp + 8 || ip_end > pk->len ||
+			((p[20] & 0x3fu) | p[21]) != 0)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	dport = (uint32_t)p[udp + 2] << 8 | p[udp + 3];
 	if (pt->udp_port != 0 && dport != pt->udp_port && dport != pt->local_port)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);
 	end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
-	if (end < udp + 8 || end > pk->len)
+	if (end < udp + 8 || end > ip_end)
 		return gnio_verdict_drop(GNIO_DROP_MALFORMED);
 	*off = udp + 8;
 	*len = end - udp - 8;
@@ -114,10 +119,11 @@ itch_payload_flat(const struct itch_ports *pt, const struct gnio_pkt *pk, uint32
 	uint32_t b14 = p[14], ihl = (b14 & 0xfu) * 4, udp = 14 + ihl;
 	uint32_t dport = (uint32_t)p[udp + 2] << 8 | p[udp + 3];
 	uint32_t end = udp + ((uint32_t)p[udp + 4] << 8 | p[udp + 5]);
+	uint32_t ip_end = 14 + ((uint32_t)p[16] << 8 | p[17]), frag = (p[20] & 0x3fu) | p[21];
 	int feed = (pk->len >= 14 + 20 + 8) & (p[12] == 0x08) & (p[13] == 0x00) & ((b14 >> 4) == 4) & (p[23] == 17);
-	int cut = (ihl < 20) | (udp + 8 > pk->len);
+	int cut = (ihl < 20) | (udp + 8 > pk->len) | (ip_end < udp + 8) | (ip_end > pk->len) | (frag != 0);
 	int port = (pt->udp_port == 0) | (dport == pt->udp_port) | (dport == pt->local_port);
-	int bad_end = (end < udp + 8) | (end > pk->len);
+	int bad_end = (end < udp + 8) | (end > ip_end);
 
 	if (!feed)
 		return gnio_verdict_drop(GNIO_DROP_NOT_HANDLED);

@@ -350,6 +350,37 @@ def count_lie(d, ck):
                  "malformed", "messages", "lost", "gaps", "drops")}, len(requests(out["tx"]))))
 
 
+def ip_checks(d, ck):
+    """An IPv4 total length past the frame, or shorter than the UDP datagram, was not checked (such a
+    packet was taken), and a fragment (MF set, or an offset) was taken as a whole datagram. Each is
+    malformed: counted, dropped, its messages not applied (every path)."""
+    msgs = [m_add(10, 1 + i, b"B", 100, 3000 + i, 1 + i) for i in range(4)]
+    bbo = "".join("%d,10,%d,%d,100,0,0\n" % (1 + i, 1 + i, 3000 + i) for i in range(4))
+    bogus = mold(3, [m_add(10, 70, b"S", 100, 9000, 1), m_add(10, 71, b"S", 100, 9001, 1)])
+
+    def ip_frame(ip_len=None, **ip):
+        """The bogus packet, its IPv4 header changed (the UDP checksum over the datagram as it is, the
+        IPv4 header's right)."""
+        b = bytearray(bytes(Ether(src="02:00:00:00:00:01", dst="01:00:5e:36:0c:01") /
+                            IP(src="10.0.0.1", dst="233.54.12.1", **ip) / UDP(sport=26401, dport=26400) / Raw(bogus)))
+        if ip_len is not None:
+            struct.pack_into(">H", b, 16, ip_len)
+            struct.pack_into(">H", b, 24, 0)
+            struct.pack_into(">H", b, 24, 0xffff - sum(struct.unpack(">10H", bytes(b[14:34]))) % 0xffff)
+        return bytes(b)
+
+    whole = 20 + 8 + len(bogus)
+    bad = [ip_frame(ip_len=whole + 100), ip_frame(ip_len=whole - 10), ip_frame(flags="MF"), ip_frame(frag=8)]
+    pcap = write_feed(d, "ip-checks", [frame(mold(1, msgs[:2]))] + bad +
+                      [frame(mold(3, msgs[2:])), frame(mold(5, [], count=0xFFFF))])
+    r, out = itch(d, "ip-checks", pcap)
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    ck.check(r.returncode == 0 and open(out["bbo"]).read() == bbo and got.get("messages") == 4 and
+             got.get("drops", {}).get("malformed") == 4 and got.get("duplicates") == 0,
+             "an IPv4 length past the frame or short of the datagram, a fragment: malformed, dropped (exit %d, "
+             "%s)" % (r.returncode, {k: got.get(k) for k in ("messages", "duplicates", "drops")}))
+
+
 REPLAY = os.path.join(BUILD, "apps", "gnio-itch", "gnio-itch-replay")
 
 
@@ -683,6 +714,7 @@ def main():
     stray(d, ck)
     stray_first(d, ck)
     count_lie(d, ck)
+    ip_checks(d, ck)
     replay_agrees(d, ck)
     vlan(d, ck)
     empty_message(d, ck)
