@@ -534,6 +534,8 @@ main(int argc, char **argv)
 		st->ll = (struct itch_ll *)((uintptr_t)gnio_pipeline_state(p, 0) + offsetof(struct itch_state, feed) +
 				feed_bytes);
 	}
+	if (itch_trim_requests(p, ports, nb) != 0)
+		app_fail("%s", "cannot add the TX callback that trims re-requests");
 	rte_eth_macaddr_get(ports[0], &mac);
 	itch_request_headers(st->feed.req_hdr, o.local_ip, o.local_port, o.req_ip, o.req_port, &mac);
 	if (gnio_pipeline_state_write(p, 0, 0, st, size) != 0)

@@ -9,8 +9,9 @@
  *
  * An includer may say, before including it, where each applied message goes
  * (ITCH_FEED_APPLY, itch_feed.h) and what is done as each packet starts
- * (ITCH_CPU_PACKET(st), nothing unless said). It prints and exits on a bad
- * option: for programs only.
+ * (ITCH_CPU_PACKET(st), nothing unless said), and the TX callback that trims
+ * each re-request to its length (itch_trim_requests(), on every path). It
+ * prints and exits on a bad option: for programs only.
  */
 #ifndef GNIO_ITCH_CPU_H
 #define GNIO_ITCH_CPU_H
@@ -20,8 +21,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_ether.h>
+#include <rte_mbuf.h>
 #include <gnio/gnio_handler.h>
+#include <gnio/gnio_pipeline.h>
 
 #include "gnio_app.h"
 #include "itch_state.h"
@@ -100,6 +105,62 @@ itch_request_headers(uint8_t *h, uint32_t local_ip, uint16_t local_port, uint32_
 	h[36] = (uint8_t)(req_port >> 8);
 	h[37] = (uint8_t)req_port;
 	h[39] = 8 + ITCH_MOLD_HDR;            /* UDP checksum 0: none (IPv4) */
+}
+
+/*
+ * A TX callback on the pipeline's queues: a re-request is written over the
+ * feed packet that showed the gap (itch_on_packet_sum()), whose length a
+ * handler cannot change; the frame is trimmed here to its Ethernet header
+ * and its IPv4 packet (the headers and the request), the segments after
+ * that freed. Every packet of those queues is a re-request.
+ */
+static inline uint16_t
+itch_trim_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, void *arg)
+{
+	(void)port;
+	(void)queue;
+	(void)arg;
+	for (uint16_t i = 0; i < nb; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const uint8_t *h = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint32_t end;
+
+		if (m->data_len < ITCH_REQ_HDR || h[12] != 0x08 || h[13] != 0x00)
+			continue;
+		end = 14 + ((uint32_t)h[16] << 8 | h[17]);
+		if (end < ITCH_REQ_HDR || end >= m->pkt_len || end > m->data_len)
+			continue;
+		if (m->next != NULL) {
+			rte_pktmbuf_free(m->next);
+			m->next = NULL;
+			m->nb_segs = 1;
+		}
+		m->data_len = (uint16_t)end;
+		m->pkt_len = end;
+	}
+	return nb;
+}
+
+/*
+ * itch_trim_tx() on the TX queues of pipeline @p p's @p nb ports that are
+ * the pipeline's (not the application's own). 0, or -errno.
+ */
+static inline int
+itch_trim_requests(const struct gnio_pipeline *p, const uint16_t *ports, uint16_t nb)
+{
+	for (uint16_t i = 0; i < nb; i++) {
+		struct rte_eth_dev_info info;
+		int app = gnio_pipeline_app_txq(p, ports[i]), ret = rte_eth_dev_info_get(ports[i], &info);
+		uint16_t nq;
+
+		if (ret != 0)
+			return ret;
+		nq = app >= 0 ? (uint16_t)app : info.nb_tx_queues;
+		for (uint16_t q = 0; q < nq; q++)
+			if (rte_eth_add_tx_callback(ports[i], q, itch_trim_tx, NULL) == NULL)
+				return -rte_errno;
+	}
+	return 0;
 }
 
 static inline uint64_t

@@ -166,7 +166,8 @@ itch_csum_verdict(const struct gnio_pkt *pk, uint32_t off, uint32_t len)
  * (unless @p summed: the caller did), to the receiver; then dropped as
  * handled, or turned into the re-request, which goes back out of its port
  * (it is at least that long; the IPv4 and UDP lengths say how much of it is
- * the request).
+ * the request, and the programs' TX callback trims the frame to that:
+ * itch_cpu.h's itch_trim_tx()).
  */
 GNIO_HD static inline uint16_t
 itch_on_packet_sum(struct itch_state *st, struct gnio_pkt *pk, uint64_t now_ns, int summed)

@@ -663,6 +663,8 @@ main(int argc, char **argv)
 			o.orders, o.levels, o.max_pending, 1, (uint64_t)o.gap_ms * 1000000, NULL);
 	st->feed.max_gap = o.max_gap;
 	rte_eth_macaddr_get(ports[0], &mac);
+	if (itch_trim_requests(p, ports, nb) != 0)
+		app_fail("%s", "cannot add the TX callback that trims re-requests");
 	itch_request_headers(st->feed.req_hdr, o.local_ip, o.local_port, o.req_ip, o.req_port, &mac);
 	if (gnio_pipeline_state_write(p, 0, 0, st, size) != 0)
 		app_fail("%s", "cannot write the book's state");

@@ -13,8 +13,10 @@ on the worker lcore with host), the same files again, and an add that could be r
 small) sending a packet's messages through one lane. Feeds made here (issue 54): reference 0,
 sides other than B and S, bad checksums, stray sequence numbers, frames of another session, cut
 short or VLAN-tagged (gnio-itch-replay agreeing with gnio-itch), a message of no bytes, a gap at
-the feed's end and SIGINT with a gap open (exit 3); drops by reason, exit statuses, and
-gnio-itch-replay's command line and pcap formats. GNIO_ITCH_WRAP: a command put before gnio-itch
+the feed's end and SIGINT with a gap open (exit 3); a stray first packet far ahead, counts that are
+not the messages there, IPv4 lengths out of the frame and fragments (malformed), a re-request's
+frame at its own length; drops by reason, exit statuses, and gnio-itch-replay's command line and
+pcap formats. GNIO_ITCH_WRAP: a command put before gnio-itch
 (compute-sanitizer ...)."""
 import argparse
 import json
@@ -107,7 +109,7 @@ def first_diff(fa, fb):
 
 
 def requests(pcap):
-    """The re-requests gnio-itch sent: (session, seq, count), each frame checked."""
+    """The re-requests gnio-itch sent: (ok, session, (seq, count)), each frame checked."""
     out = []
     if os.path.getsize(pcap) <= 24:
         return out
@@ -116,7 +118,8 @@ def requests(pcap):
         ip, udp = p[IP], p[UDP]
         good = ip.chksum
         del ip.chksum
-        ok = Ether(bytes(p))[IP].chksum == good and ip.len == 48 and udp.len == 28 and \
+        # (The frame is its headers and the request: the feed packet's bytes after them trimmed.)
+        ok = Ether(bytes(p))[IP].chksum == good and ip.len == 48 and udp.len == 28 and len(data) == 14 + ip.len and \
             ip.dst == "10.9.8.7" and udp.dport == 4242 and ip.src == "10.0.0.2" and udp.sport == 26402
         pl = bytes(udp.payload)[:20]
         out.append((ok, pl[:10], struct.unpack(">QH", pl[10:20])))
@@ -379,6 +382,23 @@ def ip_checks(d, ck):
              got.get("drops", {}).get("malformed") == 4 and got.get("duplicates") == 0,
              "an IPv4 length past the frame or short of the datagram, a fragment: malformed, dropped (exit %d, "
              "%s)" % (r.returncode, {k: got.get(k) for k in ("messages", "duplicates", "drops")}))
+
+
+def request_frame(d, ck):
+    """A re-request was written over the feed packet that showed the gap and sent at that packet's
+    length (687 bytes, its IPv4 length 48). It is sent as its headers and the request only: the frame
+    is its IPv4 length and the Ethernet header (requests())."""
+    msgs = [m_add(11, 1 + i, b"B", 100, 4000 + i, 1 + i) for i in range(30)]
+    pcap = write_feed(d, "req-frame", [frame(mold(1, msgs[:2])), frame(mold(13, msgs[12:])),
+                                       frame(mold(3, msgs[2:12])), frame(mold(31, [], count=0xFFFF))])
+    r, out = itch(d, "req-frame", pcap, "--rerequest", "10.9.8.7:4242")
+    got = json.load(open(out["book"])) if r.returncode == 0 else {}
+    reqs = requests(out["tx"])
+    sizes = [len(data) for data, _ in RawPcapReader(out["tx"])] if os.path.getsize(out["tx"]) > 24 else []
+    ck.check(r.returncode == 0 and got.get("messages") == 30 and got.get("gaps") == 1 and
+             [(ok, s, q) for ok, s, q in reqs] == [(True, SESSION, (3, 10))],
+             "a re-request: its headers and the request, 62 bytes (exit %d, %s, frames of %s bytes)" % (
+                 r.returncode, reqs, sizes))
 
 
 REPLAY = os.path.join(BUILD, "apps", "gnio-itch", "gnio-itch-replay")
@@ -715,6 +735,7 @@ def main():
     stray_first(d, ck)
     count_lie(d, ck)
     ip_checks(d, ck)
+    request_frame(d, ck)
     replay_agrees(d, ck)
     vlan(d, ck)
     empty_message(d, ck)
