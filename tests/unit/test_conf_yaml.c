@@ -138,7 +138,7 @@ main(void)
 			":1: mem.mode: \"a\\nb\\t\\x01\" is not a value of it", EINVAL);
 	refused(&c, "\"rx\\nburst\": 16\n", ":1: rx\\nburst: no such field of gnio_conf", EINVAL);
 	write_file("consumer: {name: \"a\\nb\", handler: \"m\\tx\"}\n");
-	d2 = c;
+	gnio_conf_defaults(&d2);    /* (c's strings went with the first file: gnio_conf_file_free()) */
 	f = gnio_conf_file_load(&d2, path, err, sizeof(err));
 	REQUIRE(f != NULL);
 	CHECK(gnio_conf_check(&d2, err, sizeof(err)) == -ENOENT &&
